@@ -1,0 +1,64 @@
+"""``pqb-build``: one module per subcommand, each a stage or a report over the build's work directory.
+
+Each subcommand module exposes ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS: dict[str, str] = {
+    "ingest": "builders.cli.ingest",
+    "users": "builders.cli.users",
+    "profiles": "builders.cli.profiles",
+    "errors": "builders.cli.errors",
+    "generate": "builders.cli.generate",
+    "pair": "builders.cli.pair",
+    "publish": "builders.cli.publish",
+    "check": "builders.cli.check",
+    "validate": "builders.cli.validate",
+    "release": "builders.cli.release",
+    "all": "builders.cli.all",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pqb-build",
+        description="Regenerate the PQB benchmark from Amazon Reviews 2023 (local copy or the Hub).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
+    for name, module_name in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # subcommand not built yet
+            raise
+        p = sub.add_parser(
+            name,
+            help=module.HELP,
+            description=module.HELP,
+            epilog=getattr(module, "EPILOG", None),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv:
+        argv = ["all"]  # the embedded default: build every domain of PQB_AMAZON_DIR that yields pairs
+    args = parser.parse_args(argv)
+    return int(args._run(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

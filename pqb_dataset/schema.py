@@ -1,0 +1,367 @@
+"""The PQB dataset schema: the one contract shared by ``builders`` (writers) and ``harness`` (readers).
+
+Configs per domain ``d`` (see ``../shared/DESIGN.md`` "Data model"):
+
+* ``d`` — benchmark rows, split ``test``: one row per (user, target product). The two rows sharing a
+  ``pair_id`` are a *syntactic pair* (same ``asin``, different users). A row whose ``error_query`` is
+  not null is an *error pair* (its ``query`` against its ``error_query``).
+* ``d-corpus`` — ``id`` (parent_asin), ``title``, ``text``: every product of the domain with a title.
+* ``d-queries`` / ``d-qrels`` — MTEB/BEIR views: ``id, text`` and ``query-id, corpus-id, score``.
+* ``d-users`` — per-user syntactic Gaussian and error profile.
+* ``d-release`` — the authors' published queries imported into the row schema (no corpus, no core terms).
+
+Edits: ``error_edits[i].start/end`` are character offsets into the *clean* ``query``;
+``apply_edits(query, edits) == error_query``. Core-term occurrences are counted by
+:func:`count_term` (case-insensitive, whole-word); the builders' lexical filter and the invariant
+check both use it, so "same five core terms, same frequencies" means one thing everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1.0"
+
+N_CORE_TERMS = 5
+MAX_EDITS = 3
+SPLIT = "test"
+
+#: Injectable character-level error mechanisms (profiled and injected).
+CHAR_MECHANISMS: tuple[str, ...] = (
+    "keyboard_adjacent",
+    "substitution",
+    "transposition",
+    "repetition",
+    "insertion",
+    "deletion",
+    "homophone",
+)
+#: Surface mechanisms: profiled, never injected.
+SURFACE_MECHANISMS: tuple[str, ...] = ("case", "apostrophe")
+MECHANISMS: tuple[str, ...] = CHAR_MECHANISMS + SURFACE_MECHANISMS
+
+DOMAINS: tuple[str, ...] = ("baby_products", "musical_instruments", "video_games")
+"""The paper's three domains. Builders may produce more; config names are ``snake_case`` categories."""
+
+
+def domain_from_category(category: str) -> str:
+    """``Video_Games`` -> ``video_games`` (the Amazon Reviews 2023 category file stem to a config name)."""
+    return category.strip().lower()
+
+
+def category_from_domain(domain: str) -> str:
+    """``video_games`` -> ``Video_Games``; the inverse of :func:`domain_from_category` for official names."""
+    special = {"cds_and_vinyl": "CDs_and_Vinyl", "movies_and_tv": "Movies_and_TV"}
+    if domain in special:
+        return special[domain]
+    return "_".join(w if w == "and" else w.capitalize() for w in domain.split("_"))
+
+
+def query_id(row_id: str, error: bool = False) -> str:
+    """Query id in the BEIR views: the row id for the clean query, ``<row id>_error`` for its error form."""
+    return f"{row_id}_error" if error else row_id
+
+
+# --------------------------------------------------------------------------------------------------
+# Arrow schemas (column order is the published order)
+# --------------------------------------------------------------------------------------------------
+
+EDIT_TYPE = pa.struct(
+    [
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+        ("original", pa.string()),
+        ("edited", pa.string()),
+        ("mechanism", pa.string()),
+    ]
+)
+ATTRIBUTE_TYPE = pa.struct([("name", pa.string()), ("value", pa.string())])
+SYNTAX_TYPE = pa.struct(
+    [
+        ("own_loglik", pa.float64()),
+        ("own_d2", pa.float64()),
+        ("partner_d2", pa.float64()),
+        ("threshold", pa.float64()),
+        ("partner_threshold", pa.float64()),
+        ("pair_distance", pa.float64()),
+    ]
+)
+MECHANISM_PROB_TYPE = pa.struct([("mechanism", pa.string()), ("count", pa.int64()), ("prob", pa.float64())])
+
+ROWS_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("domain", pa.string()),
+        ("asin", pa.string()),
+        ("user_id", pa.string()),
+        ("pair_id", pa.string()),
+        ("query", pa.string()),
+        ("error_query", pa.string()),
+        ("error_edits", pa.list_(EDIT_TYPE)),
+        ("core_terms", pa.list_(pa.string())),
+        ("protected_terms", pa.list_(pa.string())),
+        ("attributes", pa.list_(ATTRIBUTE_TYPE)),
+        ("syntax", SYNTAX_TYPE),
+    ]
+)
+CORPUS_SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
+QUERIES_SCHEMA = pa.schema([("id", pa.string()), ("text", pa.string())])
+QRELS_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-id", pa.string()), ("score", pa.int32())])
+USERS_SCHEMA = pa.schema(
+    [
+        ("user_id", pa.string()),
+        ("domain", pa.string()),
+        ("mu", pa.list_(pa.float64())),
+        ("v", pa.list_(pa.float64())),
+        ("lam", pa.float64()),
+        ("sigma2", pa.list_(pa.float64())),
+        ("threshold", pa.float64()),
+        ("threshold_kind", pa.string()),
+        ("n_sentences", pa.int64()),
+        ("n_profile_sentences", pa.int64()),
+        ("n_heldout_sentences", pa.int64()),
+        ("n_tokens", pa.int64()),
+        ("n_char_errors", pa.int64()),
+        ("error_rate", pa.float64()),
+        ("mechanisms", pa.list_(MECHANISM_PROB_TYPE)),
+    ]
+)
+
+CONFIG_SCHEMAS: dict[str, pa.Schema] = {
+    "rows": ROWS_SCHEMA,
+    "corpus": CORPUS_SCHEMA,
+    "queries": QUERIES_SCHEMA,
+    "qrels": QRELS_SCHEMA,
+    "users": USERS_SCHEMA,
+    "release": ROWS_SCHEMA,
+}
+
+
+def config_name(domain: str, kind: str) -> str:
+    """Config name on the Hub: ``video_games`` for rows, ``video_games-corpus`` etc. for the others."""
+    return domain if kind == "rows" else f"{domain}-{kind}"
+
+
+def config_kind(name: str) -> tuple[str, str]:
+    """Inverse of :func:`config_name`: ``video_games-corpus`` -> (``video_games``, ``corpus``)."""
+    domain, _, kind = name.partition("-")
+    return domain, kind or "rows"
+
+
+# --------------------------------------------------------------------------------------------------
+# Text helpers that define the invariants
+# --------------------------------------------------------------------------------------------------
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    words = term.strip().lower().split()
+    body = r"\s+".join(re.escape(w) for w in words)
+    return re.compile(rf"(?<![\w]){body}(?![\w])")
+
+
+def count_term(text: str, term: str) -> int:
+    """Occurrences of ``term`` in ``text``: case-insensitive, whole words, any whitespace between words."""
+    if not term.strip():
+        return 0
+    return len(_term_pattern(term).findall(text.lower()))
+
+
+def term_spans(text: str, term: str) -> list[tuple[int, int]]:
+    """Character spans of every occurrence of ``term`` in ``text`` (same matching as :func:`count_term`)."""
+    if not term.strip():
+        return []
+    return [m.span() for m in _term_pattern(term).finditer(text.lower())]
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens, the unit of protection for brand/title words."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def apply_edits(query: str, edits: Sequence[Mapping[str, Any]]) -> str:
+    """Apply non-overlapping edits (offsets into ``query``) and return the edited string."""
+    out, pos = [], 0
+    for e in sorted(edits, key=lambda e: int(e["start"])):
+        start, end = int(e["start"]), int(e["end"])
+        if start < pos:
+            raise ValueError(f"overlapping edits at offset {start} in {query!r}")
+        out.append(query[pos:start])
+        out.append(str(e["edited"]))
+        pos = end
+    out.append(query[pos:])
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Validation: report every violation, never only the first
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Violation:
+    config: str
+    row: int | None
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.config}[{self.row}]" if self.row is not None else self.config
+        return f"{where}: {self.rule}: {self.message}"
+
+
+@dataclass
+class ValidationReport:
+    """All violations found, plus counts of what was checked. ``ok`` is true when nothing failed."""
+
+    violations: list[Violation] = field(default_factory=list)
+    checked: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def add(self, config: str, row: int | None, rule: str, message: str) -> None:
+        self.violations.append(Violation(config, row, rule, message))
+
+    def extend(self, other: ValidationReport) -> None:
+        self.violations.extend(other.violations)
+        self.checked.update(other.checked)
+
+    def by_rule(self) -> Counter[str]:
+        return Counter(v.rule for v in self.violations)
+
+    def summary(self, max_lines: int = 20) -> str:
+        lines = [f"checked: {dict(sorted(self.checked.items()))}"]
+        if self.ok:
+            lines.append("OK: no violations")
+        else:
+            lines.append(f"{len(self.violations)} violation(s): {dict(sorted(self.by_rule().items()))}")
+            lines += [f"  {v}" for v in self.violations[:max_lines]]
+            if len(self.violations) > max_lines:
+                lines.append(f"  ... {len(self.violations) - max_lines} more")
+        return "\n".join(lines)
+
+
+def validate_table(table: pa.Table, kind: str, config: str | None = None) -> ValidationReport:
+    """Check a table's columns and types against the schema of ``kind`` (``rows``, ``corpus``, ...)."""
+    report = ValidationReport()
+    config = config or kind
+    expected = CONFIG_SCHEMAS[kind]
+    report.checked[f"{kind}_tables"] += 1
+    have = {f.name: f.type for f in table.schema}
+    for f in expected:
+        if f.name not in have:
+            report.add(config, None, "missing_column", f"column {f.name!r} ({f.type}) is missing")
+        elif have[f.name] != f.type and not (pa.types.is_null(have[f.name])):
+            report.add(config, None, "column_type", f"column {f.name!r} is {have[f.name]}, expected {f.type}")
+    for name in have:
+        if name not in expected.names:
+            report.add(config, None, "unknown_column", f"column {name!r} is not in the {kind} schema")
+    return report
+
+
+def check_rows(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    config: str = "rows",
+    require_core_terms: bool = True,
+    corpus_ids: set[str] | None = None,
+) -> ValidationReport:
+    """Check PQB's invariants on benchmark rows; every violated rule of every row is reported.
+
+    Rules: ids unique; ``pair_id`` groups hold rows of one ``asin`` from distinct users; each row has
+    5 core terms (unless ``require_core_terms`` is false, as for the authors' release), each present in
+    its query, with the same frequency in both queries of a syntactic pair and in the error query;
+    ``error_edits`` reproduce ``error_query`` from ``query``, are at most 3, use known mechanisms, and
+    never touch a protected token (core-term words and ``protected_terms``); targets are in the corpus.
+    """
+    report = ValidationReport()
+    rows = list(rows)
+    ids = Counter(r["id"] for r in rows)
+    for i, r in enumerate(rows):
+        report.checked["rows"] += 1
+        if ids[r["id"]] > 1:
+            report.add(config, i, "duplicate_id", f"id {r['id']!r} appears {ids[r['id']]} times")
+        query = r.get("query") or ""
+        if not query.strip():
+            report.add(config, i, "empty_query", "query is empty")
+        core = list(r.get("core_terms") or [])
+        if require_core_terms:
+            if len(core) != N_CORE_TERMS:
+                report.add(config, i, "core_term_count", f"{len(core)} core terms, expected {N_CORE_TERMS}")
+            for t in core:
+                if count_term(query, t) < 1:
+                    report.add(config, i, "core_term_missing", f"core term {t!r} not in query {query!r}")
+        if corpus_ids is not None:
+            report.checked["qrels"] += 1
+            if r["asin"] not in corpus_ids:
+                report.add(config, i, "target_not_in_corpus", f"asin {r['asin']!r} is not a corpus id")
+        _check_error_side(report, config, i, r, core)
+    by_pair: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_pair.setdefault(r["pair_id"], []).append(i)
+    for pid, members in by_pair.items():
+        report.checked["pairs"] += 1
+        if len(members) < 2:
+            continue
+        asins = {rows[i]["asin"] for i in members}
+        users = [rows[i]["user_id"] for i in members]
+        if len(asins) != 1:
+            report.add(config, members[0], "pair_target", f"pair {pid!r} mixes targets {sorted(asins)}")
+        if len(set(users)) != len(users):
+            report.add(config, members[0], "pair_same_user", f"pair {pid!r} repeats a user")
+        core = list(rows[members[0]].get("core_terms") or [])
+        for t in core:
+            freqs = {count_term(rows[i]["query"], t) for i in members}
+            if len(freqs) > 1:
+                report.add(
+                    config,
+                    members[0],
+                    "pair_core_term_frequency",
+                    f"pair {pid!r}: core term {t!r} occurs {sorted(freqs)} times across its queries",
+                )
+    return report
+
+
+def _check_error_side(report: ValidationReport, config: str, i: int, r: Mapping[str, Any], core: list[str]) -> None:
+    err = r.get("error_query")
+    edits = list(r.get("error_edits") or [])
+    if err is None:
+        if edits:
+            report.add(config, i, "edits_without_error_query", f"{len(edits)} edits but error_query is null")
+        return
+    report.checked["error_pairs"] += 1
+    query = r["query"]
+    if err == query:
+        report.add(config, i, "error_query_unchanged", "error_query equals query")
+    if not edits:
+        return  # edits unknown (e.g. imported release rows are diffed later); nothing more to check
+    if len(edits) > MAX_EDITS:
+        report.add(config, i, "too_many_edits", f"{len(edits)} edits, at most {MAX_EDITS}")
+    try:
+        rebuilt = apply_edits(query, edits)
+    except ValueError as exc:
+        report.add(config, i, "edit_offsets", str(exc))
+        rebuilt = None
+    if rebuilt is not None and rebuilt != err:
+        report.add(config, i, "edits_do_not_reproduce", f"edits give {rebuilt!r}, error_query is {err!r}")
+    protected_spans = [s for t in core for s in term_spans(query, t)]
+    protected_words = {w for t in core for w in words(t)} | {w for t in (r.get("protected_terms") or []) for w in words(t)}
+    for e in edits:
+        if e.get("mechanism") not in MECHANISMS:
+            report.add(config, i, "unknown_mechanism", f"mechanism {e.get('mechanism')!r}")
+        s, t = int(e["start"]), int(e["end"])
+        if any(s < b and a < t for a, b in protected_spans) or any(w in protected_words for w in words(str(e["original"]))):
+            report.add(config, i, "protected_term_edited", f"edit {e['original']!r}->{e['edited']!r} touches a protected term")
+    for t in core:
+        if count_term(err, t) != count_term(query, t):
+            report.add(config, i, "error_core_term_frequency", f"core term {t!r} frequency changed by the edits")

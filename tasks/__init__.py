@@ -1,0 +1,1 @@
+"""PQB task configs (YAML), shipped as package data ``harness.tasks``."""

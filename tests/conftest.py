@@ -1,0 +1,22 @@
+"""Shared fixtures. Every test runs offline with caches under a temporary directory."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point PQB's cache at a fresh temp dir so tests never read or pollute ~/.cache/pqb."""
+    from pqb_dataset import settings
+
+    cache = tmp_path_factory.mktemp("pqb_cache")
+    monkeypatch.setattr(settings, "PQB_CACHE_DIR", cache)
+    monkeypatch.setenv("PQB_CACHE_DIR", str(cache))
