@@ -91,7 +91,9 @@ class WorkDir:
     def manifest(self) -> dict[str, Any]:
         return self._manifest
 
-    def stage(self, name: str, inputs: Iterable[Path | str], config: Mapping[str, Any], outputs: Iterable[str]) -> Stage:
+    def stage(
+        self, name: str, inputs: Iterable[Path | str], config: Mapping[str, Any], outputs: Iterable[str]
+    ) -> Stage:
         return Stage(self, name, list(inputs), dict(config), list(outputs))
 
     def save_manifest(self) -> None:
@@ -128,7 +130,9 @@ class Stage:
             "config": self.config,
             "outputs": self.outputs,
             "output_sha256": {
-                o: sha256_file(self.workdir.path / o) for o in self.outputs if (self.workdir.path / o).is_file()
+                o: sha256_file(self.workdir.path / o)
+                for o in self.outputs
+                if (self.workdir.path / o).is_file()
             },
             "stats": dict(stats or {}),
             "libraries": library_versions(),

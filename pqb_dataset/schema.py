@@ -332,7 +332,9 @@ def check_rows(
     return report
 
 
-def _check_error_side(report: ValidationReport, config: str, i: int, r: Mapping[str, Any], core: list[str]) -> None:
+def _check_error_side(
+    report: ValidationReport, config: str, i: int, r: Mapping[str, Any], core: list[str]
+) -> None:
     err = r.get("error_query")
     edits = list(r.get("error_edits") or [])
     if err is None:
@@ -355,13 +357,24 @@ def _check_error_side(report: ValidationReport, config: str, i: int, r: Mapping[
     if rebuilt is not None and rebuilt != err:
         report.add(config, i, "edits_do_not_reproduce", f"edits give {rebuilt!r}, error_query is {err!r}")
     protected_spans = [s for t in core for s in term_spans(query, t)]
-    protected_words = {w for t in core for w in words(t)} | {w for t in (r.get("protected_terms") or []) for w in words(t)}
+    protected_words = {w for t in core for w in words(t)} | {
+        w for t in (r.get("protected_terms") or []) for w in words(t)
+    }
     for e in edits:
         if e.get("mechanism") not in MECHANISMS:
             report.add(config, i, "unknown_mechanism", f"mechanism {e.get('mechanism')!r}")
         s, t = int(e["start"]), int(e["end"])
-        if any(s < b and a < t for a, b in protected_spans) or any(w in protected_words for w in words(str(e["original"]))):
-            report.add(config, i, "protected_term_edited", f"edit {e['original']!r}->{e['edited']!r} touches a protected term")
+        if any(s < b and a < t for a, b in protected_spans) or any(
+            w in protected_words for w in words(str(e["original"]))
+        ):
+            report.add(
+                config,
+                i,
+                "protected_term_edited",
+                f"edit {e['original']!r}->{e['edited']!r} touches a protected term",
+            )
     for t in core:
         if count_term(err, t) != count_term(query, t):
-            report.add(config, i, "error_core_term_frequency", f"core term {t!r} frequency changed by the edits")
+            report.add(
+                config, i, "error_core_term_frequency", f"core term {t!r} frequency changed by the edits"
+            )
