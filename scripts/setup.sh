@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Create ./.venv (if absent) and install PQB with the extras named in $PQB_EXTRAS.
+# CPU machines pin torch through constraints.txt (a GPU user installs without it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${PQB_EXTRAS:-build,neural,llm,standins,dev}"
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+python -m pip install -q -c constraints.txt -e ".[${extras}]"
