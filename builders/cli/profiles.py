@@ -1,0 +1,52 @@
+"""``pqb-build profiles``: syntactic rules, encoder (profile sentences only) and per-user Gaussians."""
+
+from __future__ import annotations
+
+import argparse
+
+from builders.cli.ingest import add_common, report
+
+HELP = (
+    "Fit the rule vocabulary, SVD and encoder on profile sentences, then each user's rank-one+diag Gaussian."
+)
+EPILOG = """examples:
+  pqb-build profiles --domain video_games
+  pqb-build profiles --domain video_games --threshold heldout --threshold-q 0.95 --epochs 30
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    parser.add_argument(
+        "--threshold", choices=("chi2", "heldout"), default="chi2", help="acceptance threshold kind"
+    )
+    parser.add_argument(
+        "--threshold-q", type=float, default=0.95, help="quantile of the threshold (default 0.95)"
+    )
+    parser.add_argument("--epochs", type=int, default=30, help="encoder training epochs (default 30)")
+    parser.add_argument("--min-df", type=int, default=2, help="rule document-frequency threshold (default 2)")
+    parser.add_argument(
+        "--encoder-users",
+        choices=("all", "qualified"),
+        default="all",
+        help="whose profile sentences train it",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.encoder import EncoderConfig
+    from builders.stages import run_profiles
+
+    ecfg = EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed)
+    stats = run_profiles(
+        args.workdir,
+        args.domain,
+        seed=args.seed,
+        encoder_config=ecfg,
+        threshold_kind=args.threshold,
+        threshold_q=args.threshold_q,
+        encoder_users=args.encoder_users,
+        force=args.force,
+    )
+    report("profiles", stats)
+    return 0

@@ -1,0 +1,43 @@
+"""``pqb-build users``: spaCy sentences, profile/held-out split, qualified users, product links."""
+
+from __future__ import annotations
+
+import argparse
+
+from builders.cli.ingest import add_common, report
+
+HELP = "Split reviews into sentences, qualify users and link target products to users."
+EPILOG = """examples:
+  pqb-build users --domain video_games
+  pqb-build users --domain video_games --link any --link-users-per-product 4 --min-sentences 10
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    parser.add_argument(
+        "--link-users-per-product", type=int, default=4, help="users per target with --link any"
+    )
+    parser.add_argument("--min-sentences", type=int, default=10, help="qualify: at least this many sentences")
+    parser.add_argument(
+        "--min-profile", type=int, default=8, help="qualify: at least this many profile sentences"
+    )
+    parser.add_argument(
+        "--min-heldout", type=int, default=2, help="qualify: at least this many held-out sentences"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.stages import run_users
+    from builders.users import UserConfig
+
+    cfg = UserConfig(
+        min_sentences=args.min_sentences,
+        min_profile=args.min_profile,
+        min_heldout=args.min_heldout,
+        link=args.link,
+        link_users_per_product=args.link_users_per_product,
+        seed=args.seed,
+    )
+    report("users", run_users(args.workdir, args.domain, config=cfg, force=args.force))
+    return 0

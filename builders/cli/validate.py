@@ -1,0 +1,59 @@
+"""``pqb-build validate {syntax,errors,all}``: the validation studies over a finished work directory."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from builders.cli.ingest import add_common, report
+
+HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
+EPILOG = """examples:
+  pqb-build validate syntax --domain video_games --workdir work/
+  pqb-build validate all --domain video_games --n-boot 1000
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study", choices=("syntax", "errors", "all"), help="which study to run")
+    add_common(parser)
+    parser.add_argument(
+        "--n-boot", type=int, default=200, help="bootstrap resamples for the CIs (default 200)"
+    )
+
+
+def _errors(args: argparse.Namespace) -> int:
+    try:
+        mod = importlib.import_module("builders.error_study")
+    except ModuleNotFoundError as exc:
+        if exc.name != "builders.error_study":
+            raise
+        print(
+            "error: the error-profile study (builders.error_study) is not available in this checkout",
+            file=sys.stderr,
+        )
+        return 2
+    from builders.workdir import WorkDir
+
+    fn = getattr(mod, "run_error_study", None)
+    if fn is None:
+        print("error: builders.error_study has no run_error_study(workdir, *, seed, n_boot)", file=sys.stderr)
+        return 2
+    report("validate errors", fn(WorkDir(args.workdir, args.domain), seed=args.seed, n_boot=args.n_boot))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    rc = 0
+    if args.study in ("syntax", "all"):
+        from builders.stages import run_validate_syntax
+
+        stats = run_validate_syntax(
+            args.workdir, args.domain, seed=args.seed, n_boot=args.n_boot, force=args.force
+        )
+        report("validate syntax", stats)
+        print(f"table: {args.workdir}/{args.domain}/validation/syntax_attribution.md")
+    if args.study in ("errors", "all"):
+        rc = max(rc, _errors(args))
+    return rc

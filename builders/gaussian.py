@@ -1,0 +1,273 @@
+"""Per-user Gaussians with low-rank + diagonal covariance Σ = diag(σ²) + V diag(λ) Vᵀ (spec §4.4–4.5).
+
+All quantities are exact and use only the structure (O(d·k²) per point, never a d×d inverse):
+
+* Mahalanobis (Woodbury): with D = diag(σ²), a = D⁻¹r, M = diag(λ)⁻¹ + VᵀD⁻¹V,
+  r ᵀΣ⁻¹r = rᵀa − (Vᵀa)ᵀ M⁻¹ (Vᵀa). The authors' "D²" dropped the cross terms (spec §4.4).
+* log det Σ (determinant lemma) = Σ log σ² + log det(I + diag(λ) VᵀD⁻¹V).
+* KL and Bhattacharyya between two such Gaussians reuse the same identities; the average of two
+  rank-k + diagonal covariances is rank-2k + diagonal, so Bhattacharyya stays exact.
+
+V need not be orthonormal, which is what makes the mixtures above work. ``RankOneDiagGaussian`` is
+the paper's model (k = 1); ``LowRankDiagGaussian.fit(..., rank=2)`` is the rank-two baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from scipy import stats
+
+from builders.workdir import read_parquet, write_parquet
+
+PSD_FLOOR = 1e-6
+DIAG_FLOOR = 1e-4
+LOG_2PI = float(np.log(2 * np.pi))
+
+
+@dataclass(eq=False)
+class LowRankDiagGaussian:
+    mu: np.ndarray
+    V: np.ndarray  # (d, k)
+    lams: np.ndarray  # (k,)
+    sigma2: np.ndarray  # (d,)
+    threshold: float = float("nan")
+    threshold_kind: str = "chi2"
+
+    def __post_init__(self) -> None:
+        self.mu = np.asarray(self.mu, dtype=np.float64)
+        self.V = np.asarray(self.V, dtype=np.float64).reshape(len(self.mu), -1)
+        self.lams = np.asarray(self.lams, dtype=np.float64).reshape(-1)
+        self.sigma2 = np.asarray(self.sigma2, dtype=np.float64)
+
+    @property
+    def dim(self) -> int:
+        return len(self.mu)
+
+    @classmethod
+    def fit(cls, Z: np.ndarray, rank: int = 1, **kw: Any) -> LowRankDiagGaussian:
+        """Closed form: mean, sample covariance (n−1), top-``rank`` eigenpairs (λ ≥ 1e-6), floored residual."""
+        Z = np.asarray(Z, dtype=np.float64)
+        if Z.ndim != 2 or Z.shape[0] < 2:
+            raise ValueError(f"need >= 2 points to fit a Gaussian, got shape {Z.shape}")
+        mu = Z.mean(axis=0)
+        S = np.cov(Z, rowvar=False, ddof=1)
+        w, U = np.linalg.eigh(S)
+        idx = np.argsort(w)[::-1][:rank]
+        lams = np.maximum(w[idx], PSD_FLOOR)
+        V = U[:, idx]
+        V *= np.sign(V[np.abs(V).argmax(axis=0), np.arange(V.shape[1])])  # deterministic sign
+        sigma2 = np.maximum(np.diag(S) - (V**2) @ lams, DIAG_FLOOR)
+        return cls(mu, V, lams, sigma2, **kw)
+
+    def covariance(self) -> np.ndarray:
+        """The dense Σ (for tests and small checks only)."""
+        return np.diag(self.sigma2) + (self.V * self.lams) @ self.V.T
+
+    def _M(self) -> np.ndarray:
+        Vs = self.V / self.sigma2[:, None]
+        return np.diag(1.0 / self.lams) + self.V.T @ Vs
+
+    def mahalanobis2(self, Z: np.ndarray) -> np.ndarray:
+        """Exact squared Mahalanobis distance of each row of ``Z`` (n, d) → (n,)."""
+        R = np.atleast_2d(np.asarray(Z, dtype=np.float64)) - self.mu
+        A = R / self.sigma2
+        B = A @ self.V  # (n, k)
+        return np.einsum("nd,nd->n", R, A) - np.einsum("nk,nk->n", B, np.linalg.solve(self._M(), B.T).T)
+
+    def logdet(self) -> float:
+        """log det Σ by the matrix determinant lemma."""
+        K = np.eye(len(self.lams)) + self.lams[:, None] * (self.V.T @ (self.V / self.sigma2[:, None]))
+        _, ld = np.linalg.slogdet(K)
+        return float(np.log(self.sigma2).sum() + ld)
+
+    def logpdf(self, Z: np.ndarray) -> np.ndarray:
+        return -0.5 * (self.mahalanobis2(Z) + self.logdet() + self.dim * LOG_2PI)
+
+    def inv_quad_trace(self, other: LowRankDiagGaussian) -> float:
+        """tr(Σ_self⁻¹ Σ_other) without forming either matrix."""
+        U = self.V / self.sigma2[:, None]  # D⁻¹V
+        Minv = np.linalg.inv(self._M())
+        t_diag = float((other.sigma2 / self.sigma2).sum() - np.trace(Minv @ (U.T * other.sigma2) @ U))
+        t_low = float(other.lams @ self.mahalanobis2(other.V.T + self.mu))
+        return t_diag + t_low
+
+
+class RankOneDiagGaussian(LowRankDiagGaussian):
+    """The paper's per-user model: Σ = λ v vᵀ + diag(σ²); ``v``/``lam`` expose the single component."""
+
+    def __init__(
+        self,
+        mu: np.ndarray,
+        v: np.ndarray,
+        lam: float,
+        sigma2: np.ndarray,
+        threshold: float = float("nan"),
+        threshold_kind: str = "chi2",
+        audit: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(mu, np.asarray(v).reshape(-1, 1), np.array([lam]), sigma2, threshold, threshold_kind)
+        self.audit = dict(audit or {})
+
+    @property
+    def v(self) -> np.ndarray:
+        return self.V[:, 0]
+
+    @property
+    def lam(self) -> float:
+        return float(self.lams[0])
+
+    @classmethod
+    def fit(cls, Z: np.ndarray, rank: int = 1, **kw: Any) -> RankOneDiagGaussian:  # type: ignore[override]
+        g = LowRankDiagGaussian.fit(Z, rank=1)
+        return cls(g.mu, g.V[:, 0], float(g.lams[0]), g.sigma2, **kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# Distances between Gaussians
+# --------------------------------------------------------------------------------------------------
+
+
+def kl(a: LowRankDiagGaussian, b: LowRankDiagGaussian) -> float:
+    """KL(N_a ‖ N_b), exact."""
+    d = a.dim
+    quad = float(b.mahalanobis2(a.mu[None, :])[0])
+    return 0.5 * (b.inv_quad_trace(a) + quad - d + b.logdet() - a.logdet())
+
+
+def sym_kl(a: LowRankDiagGaussian, b: LowRankDiagGaussian) -> float:
+    """Symmetric KL (Jeffreys divergence) KL(a‖b) + KL(b‖a): our pair-distance default (spec §4.6)."""
+    return kl(a, b) + kl(b, a)
+
+
+def bhattacharyya(a: LowRankDiagGaussian, b: LowRankDiagGaussian) -> float:
+    """Bhattacharyya distance, exact: Σ̄ = (Σa+Σb)/2 is diag + rank-(ka+kb)."""
+    mix = LowRankDiagGaussian(
+        mu=np.zeros(a.dim),
+        V=np.hstack([a.V, b.V]),
+        lams=np.concatenate([a.lams, b.lams]) / 2,
+        sigma2=(a.sigma2 + b.sigma2) / 2,
+    )
+    dmu = (a.mu - b.mu)[None, :]
+    return float(0.125 * mix.mahalanobis2(dmu)[0] + 0.5 * (mix.logdet() - 0.5 * (a.logdet() + b.logdet())))
+
+
+# --------------------------------------------------------------------------------------------------
+# Thresholds and audit (spec §4.5)
+# --------------------------------------------------------------------------------------------------
+
+
+def chi2_threshold(q: float = 0.95, dim: int = 16) -> float:
+    return float(stats.chi2.ppf(q, dim))
+
+
+def empirical_quantile(values: np.ndarray, q: float) -> float:
+    """The sorted value at index ⌊q·(n−1)⌋ (the authors' rule; no interpolation)."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    return float(v[int(np.floor(q * (len(v) - 1)))]) if len(v) else float("nan")
+
+
+def audit(
+    g: LowRankDiagGaussian,
+    profile: np.ndarray,
+    heldout: np.ndarray,
+    *,
+    threshold: float,
+    n_subsamples: int = 20,
+    frac: float = 0.8,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A1 numerics, A2 calibration, A3 stability (20 refits on 80% subsamples; Spearman and agreement)."""
+    d2 = g.mahalanobis2(heldout)
+    ld = g.logdet()
+    a1 = bool(np.all(g.lams > 0) and np.all(g.sigma2 > 0) and np.isfinite(ld) and np.all(np.isfinite(d2)))
+    inside = float(np.mean(d2 <= threshold)) if len(d2) else float("nan")
+    med = float(np.median(d2)) if len(d2) else float("nan")
+    a2 = bool(inside >= 0.8 and med <= threshold)
+    rng = np.random.default_rng(seed)
+    m = max(2, round(frac * len(profile)))
+    rhos, agree, ok = [], [], 0
+    for _ in range(n_subsamples):
+        idx = np.sort(rng.choice(len(profile), size=m, replace=False))
+        try:
+            sub = (
+                type(g).fit(profile[idx])
+                if isinstance(g, RankOneDiagGaussian)
+                else LowRankDiagGaussian.fit(profile[idx], rank=len(g.lams))
+            )
+            d2s = sub.mahalanobis2(heldout)
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+        if not np.all(np.isfinite(d2s)):
+            continue
+        ok += 1
+        agree.append(float(np.mean((d2s <= threshold) == (d2 <= threshold))))
+        if len(d2) >= 3 and np.ptp(d2) > 0 and np.ptp(d2s) > 0:
+            rhos.append(float(stats.spearmanr(d2, d2s).statistic))
+    success = ok / n_subsamples
+    med_rho = float(np.median(rhos)) if rhos else float("nan")
+    med_agree = float(np.median(agree)) if agree else float("nan")
+    a3 = bool(success >= 0.9 and med_rho >= 0.8 and med_agree >= 0.8)
+    return {
+        "audit_numerics": a1,
+        "audit_calibration": a2,
+        "audit_stability": a3,
+        "valid": a1 and a2 and a3,
+        "heldout_frac_inside": inside,
+        "heldout_median_d2": med,
+        "heldout_q50": empirical_quantile(d2, 0.5),
+        "heldout_q95": empirical_quantile(d2, 0.95),
+        "fit_success_rate": success,
+        "median_spearman": med_rho,
+        "median_agreement": med_agree,
+        "logdet": ld,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Persistence
+# --------------------------------------------------------------------------------------------------
+
+AUDIT_COLUMNS = (
+    ("audit_numerics", pa.bool_()), ("audit_calibration", pa.bool_()), ("audit_stability", pa.bool_()),
+    ("valid", pa.bool_()), ("heldout_frac_inside", pa.float64()), ("heldout_median_d2", pa.float64()),
+    ("heldout_q50", pa.float64()), ("heldout_q95", pa.float64()), ("fit_success_rate", pa.float64()),
+    ("median_spearman", pa.float64()), ("median_agreement", pa.float64()), ("logdet", pa.float64()),
+    ("n_profile", pa.int64()), ("n_heldout", pa.int64()),
+)  # fmt: skip
+GAUSSIANS_SCHEMA = pa.schema(
+    [("user_id", pa.string()), ("mu", pa.list_(pa.float64())), ("v", pa.list_(pa.float64())),
+     ("lam", pa.float64()), ("sigma2", pa.list_(pa.float64())), ("threshold", pa.float64()),
+     ("threshold_kind", pa.string()), *AUDIT_COLUMNS]
+)  # fmt: skip
+
+
+def save_gaussians(path: Path, gaussians: Mapping[str, RankOneDiagGaussian]) -> None:
+    """``gaussians.parquet``: one row per user (sorted), parameters plus audit columns."""
+    rows = []
+    for uid in sorted(gaussians):
+        g = gaussians[uid]
+        row = {"user_id": uid, "mu": g.mu.tolist(), "v": g.v.tolist(), "lam": g.lam, "sigma2": g.sigma2.tolist(),
+               "threshold": float(g.threshold), "threshold_kind": g.threshold_kind}  # fmt: skip
+        for name, typ in AUDIT_COLUMNS:
+            val = g.audit.get(name)
+            row[name] = None if val is None else (bool(val) if typ == pa.bool_() else
+                                                  int(val) if typ == pa.int64() else float(val))  # fmt: skip
+        rows.append(row)
+    write_parquet(pa.Table.from_pylist(rows, schema=GAUSSIANS_SCHEMA), Path(path))
+
+
+def load_gaussians(path: Path) -> dict[str, RankOneDiagGaussian]:
+    out: dict[str, RankOneDiagGaussian] = {}
+    audit_names = [n for n, _ in AUDIT_COLUMNS]
+    for r in read_parquet(Path(path)).to_pylist():
+        out[r["user_id"]] = RankOneDiagGaussian(
+            np.array(r["mu"]), np.array(r["v"]), r["lam"], np.array(r["sigma2"]), r["threshold"],
+            r["threshold_kind"], {k: r.get(k) for k in audit_names},
+        )  # fmt: skip
+    return out

@@ -1,0 +1,41 @@
+"""``pqb-harness compare-paper``: our measured robustness tables beside the paper's published ones."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.errors import PQBHarnessError
+
+HELP = "Print our measured Flip@K/Deg@K tables beside the paper's published numbers, with the gap."
+EPILOG = """examples:
+  pqb-harness compare-paper results/
+  pqb-harness compare-paper results/ --out paper_comparison.md
+
+Our rows are matched to the paper's by system name (bm25 <-> BM25); a run whose model_info declares
+stand_in_for (e.g. MiniLM for GTE-base) is shown as a stand-in, never as the paper's model.
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", type=Path, help="results files or folders (searched for results_*.json)")
+    p.add_argument("--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)")
+    p.add_argument("--out", type=Path, default=None, help="also write the markdown to this file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.leaderboard import load_runs, tidy_frame
+    from harness.paper import compare_markdown, load_paper_tables
+    from pqb_dataset.io import atomic_write_text
+
+    try:
+        tidy = tidy_frame(load_runs(args.paths))
+    except PQBHarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    text = compare_markdown(tidy, load_paper_tables(args.paper_tables))
+    print(text)
+    if args.out:
+        atomic_write_text(args.out, text)
+    return 0

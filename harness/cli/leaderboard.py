@@ -1,0 +1,64 @@
+"""``pqb-harness leaderboard``: results files → paper-style tables, tidy parquet, plots, HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.errors import PQBHarnessError
+
+HELP = "Aggregate results files into the paper's tables, a tidy parquet, plots and a static HTML page."
+EPILOG = """examples:
+  pqb-harness leaderboard results/ --out leaderboard_out/
+  pqb-harness leaderboard results/bm25 results/dense/results_2026-01-12T10-00-00.000000.json --out out/
+  pqb-harness leaderboard results/ --out out/ --push my-org/pqb-results   # token from HF_TOKEN / login
+
+Selection: for every (model, task) the newest run holding that task is used (its `date`, then the
+file name's timestamp). --all-runs also keeps older runs in leaderboard.{parquet,csv} (column
+`selected`); tables and plots always use the selected runs.
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", type=Path, help="results files or folders (searched for results_*.json)")
+    p.add_argument("--out", type=Path, required=True, help="folder to write the leaderboard into")
+    p.add_argument("--push", metavar="REPO_ID", default=None, help="also upload the folder to this Hub dataset repo")
+    p.add_argument("--all-runs", action="store_true", help="keep non-newest runs in the tidy table too")
+    p.add_argument("--no-plots", action="store_true", help="skip the matplotlib plots")
+    p.add_argument("--no-html", action="store_true", help="skip index.html")
+    p.add_argument("--no-paper", action="store_true", help="skip paper_comparison.md")
+    p.add_argument("--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.leaderboard import write_leaderboard
+
+    try:
+        outputs = write_leaderboard(
+            args.paths,
+            args.out,
+            plots=not args.no_plots,
+            html=not args.no_html,
+            paper=not args.no_paper,
+            all_runs=args.all_runs,
+            paper_tables=args.paper_tables,
+        )
+    except PQBHarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"read {len(outputs.runs)} results file(s); models: {', '.join(outputs.models)}")
+    print(f"wrote {len(outputs.files)} files to {outputs.out_dir}")
+    for name in ("syntactic_robustness.md", "error_robustness.md", "index.html", "paper_comparison.md"):
+        if (outputs.out_dir / name).exists():
+            print(f"  {outputs.out_dir / name}")
+    if args.push:
+        from harness.hub import push_leaderboard
+
+        try:
+            url = push_leaderboard(outputs.out_dir, args.push)
+        except PQBHarnessError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"pushed: {url}")
+    return 0

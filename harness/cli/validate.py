@@ -1,0 +1,77 @@
+"""``pqb-harness validate``: check task YAMLs and, where the data is present, the dataset itself."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.errors import DatasetNotFoundError, PQBHarnessError
+
+HELP = "Validate task configs and the datasets they point at (schema + PQB invariants)."
+EPILOG = """examples:
+  pqb-harness validate --tasks pqb
+  pqb-harness validate --tasks pqb_error_video_games --dataset_path ./pqb_dataset
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tasks", default="pqb", help="comma list of tasks, groups or tags")
+    p.add_argument("--include_path", action="append", default=[], help="extra folder of task YAMLs")
+    p.add_argument(
+        "--dataset_path", default=None, help="local dataset folder or Hub id overriding the tasks'"
+    )
+    p.add_argument("--max_lines", type=int, default=20, help="violations printed per dataset")
+
+
+def _check_dataset(
+    path: str, rows_name: str, corpus_name: str, split: str, revision: str | None, max_lines: int
+) -> bool:
+    from harness.data import load_config
+    from pqb_dataset.schema import ValidationReport, check_rows, config_kind, validate_table
+
+    report = ValidationReport()
+    rows_ds = load_config(path, rows_name, split=split, revision=revision)
+    kind = config_kind(rows_name)[1]
+    report.extend(validate_table(rows_ds.data.table, "release" if kind == "release" else "rows", rows_name))
+    corpus_ids = None
+    try:
+        corpus_ds = load_config(path, corpus_name, split=None, revision=revision)
+        report.extend(validate_table(corpus_ds.data.table, "corpus", corpus_name))
+        corpus_ids = set(corpus_ds["id"])
+    except DatasetNotFoundError as exc:
+        report.add(corpus_name, None, "missing_corpus", str(exc))
+    report.extend(
+        check_rows(
+            rows_ds.to_list(), config=rows_name, require_core_terms=kind != "release", corpus_ids=corpus_ids
+        )
+    )
+    print(f"== {path} :: {rows_name} (+ {corpus_name})\n{report.summary(max_lines)}")
+    return report.ok
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.task_registry import TaskRegistry, split_task_list
+
+    try:
+        reg = TaskRegistry(args.include_path)
+        names, _ = reg.resolve(split_task_list(args.tasks))
+    except PQBHarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"task configs OK: {len(reg.tasks)} tasks, {len(reg.groups)} groups")
+    seen: set[tuple] = set()
+    ok = True
+    for name in names:
+        c = reg.tasks[name]
+        path = args.dataset_path or c.resolved_dataset_path()
+        key = (path, c.dataset_name, c.corpus)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            ok &= _check_dataset(
+                path, c.dataset_name, c.corpus, c.test_split, c.dataset_revision, args.max_lines
+            )
+        except DatasetNotFoundError as exc:
+            print(f"-- {name}: dataset not present, not checked ({exc})")
+    return 0 if ok else 1

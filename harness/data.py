@@ -1,0 +1,164 @@
+"""Load a task's rows and corpus with ``datasets`` and turn them into pairs the metrics consume.
+
+Paths: a local folder whose dataset card lists ``configs:`` (``pqb_dataset/`` in a checkout, or a
+test's temp folder) or a Hub id + revision. A config that is absent raises
+:class:`~harness.errors.DatasetNotFoundError`, which the evaluator turns into a recorded skip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import DataError, DatasetNotFoundError
+from harness.retrievers.base import Corpus
+
+log = logging.getLogger(__name__)
+
+
+def _is_local(path: str) -> bool:
+    return Path(path).expanduser().exists()
+
+
+def config_names(path: str, revision: str | None = None) -> list[str]:
+    """Config names the dataset declares; ``[]`` if the dataset itself cannot be found."""
+    import datasets
+
+    try:
+        return list(datasets.get_dataset_config_names(path, revision=None if _is_local(path) else revision))
+    except Exception as exc:  # datasets raises several types for "not found"/offline
+        log.debug("no configs for %s: %s", path, exc)
+        return []
+
+
+def load_config(path: str, name: str, *, split: str | None = "test", revision: str | None = None) -> Any:
+    """One config as a ``datasets.Dataset``. ``split=None`` takes the config's only split."""
+    import datasets
+
+    if name not in config_names(path, revision):
+        raise DatasetNotFoundError(
+            f"dataset config {name!r} not found in {path!r}; build it (pqb-build all --domain ...) "
+            f"or pass --dataset_path <folder or Hub id> that has it"
+        )
+    ds = datasets.load_dataset(path, name, revision=None if _is_local(path) else revision)
+    if split is not None and split in ds:
+        return ds[split]
+    if len(ds) == 1:
+        return next(iter(ds.values()))
+    raise DataError(f"config {name!r} of {path!r} has splits {sorted(ds)}, none is {split!r}")
+
+
+def corpus_fingerprint(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> str:
+    """Content hash of the documents in order; part of every index and run cache key."""
+    h = hashlib.sha256()
+    for parts in zip(ids, titles, texts, strict=True):
+        for p in parts:
+            h.update((p or "").encode("utf-8"))
+            h.update(b"\x00")
+        h.update(b"\x01")
+    return h.hexdigest()[:16]
+
+
+def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> Corpus:
+    """A :class:`Corpus` sorted by id (the tie order); duplicate ids are an error, not a silent drop."""
+    ids = list(ids)
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5] if len(ids) < 10_000 else ["..."]
+        raise DataError(f"corpus has duplicate document ids, e.g. {dup}")
+    order = np.argsort(np.asarray(ids, dtype=object), kind="stable")
+    ids_s = tuple(ids[i] for i in order)
+    titles_s = tuple(titles[i] or "" for i in order)
+    texts_s = tuple(texts[i] or "" for i in order)
+    return Corpus(ids_s, titles_s, texts_s, corpus_fingerprint(ids_s, titles_s, texts_s))
+
+
+def load_corpus(path: str, name: str, *, revision: str | None = None) -> Corpus:
+    ds = load_config(path, name, split=None, revision=revision)
+    return build_corpus(ds["id"], ds["title"], ds["text"])
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Queries of one task and how they pair up.
+
+    ``queries[i]`` is a query text with ``targets[i]`` (an ASIN) and ``row_index[i]`` (its row);
+    ``pair_a[j]``, ``pair_b[j]`` index ``queries`` for pair j. For error tasks side a is clean.
+    """
+
+    queries: tuple[str, ...]
+    targets: tuple[str, ...]
+    query_ids: tuple[str, ...]
+    row_index: np.ndarray
+    pair_a: np.ndarray
+    pair_b: np.ndarray
+    pair_ids: tuple[str, ...]
+    groups: tuple[str, ...]
+    """Target ASIN per pair (for the authors' per-ASIN macro average)."""
+    n_malformed: int = 0
+
+
+def _usable(row: dict[str, Any]) -> bool:
+    return bool((row.get("query") or "").strip()) and bool(row.get("asin"))
+
+
+def syntactic_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
+    """Every row is a query; pairs are all unordered cross-user pairs of rows sharing ``pair_id``."""
+    good = [i for i, r in enumerate(rows) if _usable(r)]
+    by_pair: dict[str, list[int]] = {}
+    for pos, i in enumerate(good):
+        by_pair.setdefault(rows[i]["pair_id"], []).append(pos)
+    a, b, pids, groups = [], [], [], []
+    for pid in sorted(by_pair):
+        for x, y in combinations(by_pair[pid], 2):
+            if rows[good[x]]["user_id"] != rows[good[y]]["user_id"]:
+                a.append(x), b.append(y), pids.append(pid), groups.append(rows[good[x]]["asin"])
+    return PairSet(
+        queries=tuple(rows[i]["query"] for i in good),
+        targets=tuple(rows[i]["asin"] for i in good),
+        query_ids=tuple(rows[i]["id"] for i in good),
+        row_index=np.asarray(good, dtype=np.int64),
+        pair_a=np.asarray(a, dtype=np.int64),
+        pair_b=np.asarray(b, dtype=np.int64),
+        pair_ids=tuple(pids),
+        groups=tuple(groups),
+        n_malformed=len(rows) - len(good),
+    )
+
+
+def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
+    """Rows with a non-null ``error_query``: queries are [clean..., error...]; pair j = (j, n + j)."""
+    good = [i for i, r in enumerate(rows) if _usable(r) and r.get("error_query") is not None]
+    malformed = sum(
+        1
+        for r in rows
+        if not _usable(r) or (r.get("error_query") is not None and not r["error_query"].strip())
+    )
+    good = [i for i in good if rows[i]["error_query"].strip()]
+    n = len(good)
+    clean = [rows[i]["query"] for i in good]
+    err = [rows[i]["error_query"] for i in good]
+    targets = tuple(rows[i]["asin"] for i in good)
+    ids = [rows[i]["id"] for i in good]
+    return PairSet(
+        queries=tuple(clean + err),
+        targets=targets + targets,
+        query_ids=tuple(ids + [f"{i}_error" for i in ids]),
+        row_index=np.asarray(good + good, dtype=np.int64),
+        pair_a=np.arange(n, dtype=np.int64),
+        pair_b=np.arange(n, 2 * n, dtype=np.int64),
+        pair_ids=tuple(ids),
+        groups=targets,
+        n_malformed=malformed,
+    )
+
+
+def edit_mechanisms(row: dict[str, Any]) -> list[str]:
+    """Distinct mechanisms of a row's edits, sorted (a pair counts once per mechanism)."""
+    return sorted({str(e.get("mechanism")) for e in (row.get("error_edits") or [])})

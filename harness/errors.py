@@ -1,0 +1,97 @@
+"""Every exception the harness raises, in one module (huggingface_hub ``errors.py`` style).
+
+Each specialises the builtin it refines, so callers may catch either (``except KeyError`` still
+catches an unknown task). Messages say what was wrong, the offending value and the fix; the CLI
+prints them as one line and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3) -> str:
+    """``" Did you mean 'bm25'?"`` or ``""``: the close matches difflib finds among ``choices``."""
+    matches = difflib.get_close_matches(name, sorted(set(choices)), n=n, cutoff=0.5)
+    if not matches:
+        return ""
+    return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"
+
+
+def unknown_name_message(kind: str, name: str, choices: Iterable[str]) -> str:
+    """``Unknown model 'bm52'. Did you mean 'bm25'? Available: bm25, dense, ...``."""
+    choices = sorted(set(choices))
+    return f"Unknown {kind} {name!r}.{did_you_mean(name, choices)} Available: {', '.join(choices)}."
+
+
+class PQBHarnessError(Exception):
+    """Base class: the CLI turns any of these into a one-line message and exit code 2."""
+
+
+# -- registries -------------------------------------------------------------------------------------
+
+
+class UnknownTaskError(PQBHarnessError, KeyError, ValueError):
+    """A task, group or tag name that no YAML file defines."""
+
+    def __init__(self, name: str, choices: Iterable[str]) -> None:
+        self.name = name
+        self.message = unknown_name_message("task", name, choices)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # KeyError would repr() the message otherwise
+        return self.message
+
+
+class UnknownModelError(PQBHarnessError, KeyError, ValueError):
+    """A model name that is neither registered nor a preset."""
+
+    def __init__(self, name: str, choices: Iterable[str]) -> None:
+        self.name = name
+        self.message = unknown_name_message("model", name, choices)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class RegistryError(PQBHarnessError, ValueError):
+    """A second, different object registered under an existing name, or a bad ``module:Class`` path."""
+
+
+# -- configuration ----------------------------------------------------------------------------------
+
+
+class TaskConfigError(PQBHarnessError, ValueError):
+    """A task YAML that cannot be read: bad YAML, unknown keys, a missing include, a wrong type."""
+
+
+class ModelArgsError(PQBHarnessError, ValueError):
+    """A ``--model_args`` string that is not ``key=value,key=value``."""
+
+
+class MissingDependencyError(PQBHarnessError, ImportError):
+    """An optional dependency a retriever needs is not installed; the message gives the install line."""
+
+    def __init__(self, what: str, module: str, extra: str) -> None:
+        self.what, self.module, self.extra = what, module, extra
+        super().__init__(
+            f"{what} needs the Python package {module!r}, which is not installed. "
+            f'Install it with: pip install "pqb[{extra}]"'
+        )
+
+
+# -- data -------------------------------------------------------------------------------------------
+
+
+class DatasetNotFoundError(PQBHarnessError, FileNotFoundError):
+    """A dataset config the task needs is absent (not built locally, not reachable on the Hub)."""
+
+
+class DataError(PQBHarnessError, ValueError):
+    """Dataset content the evaluator cannot use (e.g. a target missing from the corpus, duplicate ids)."""
+
+
+class ResultsSchemaError(PQBHarnessError, ValueError):
+    """A results file that does not match ``harness/results_schema.json``."""

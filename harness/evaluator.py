@@ -1,0 +1,363 @@
+"""Evaluate one retriever on a list of tasks: load data, rank each distinct query once, score metrics.
+
+Flow (each step one short function)::
+
+    load_task_data      rows -> PairSet (skips tasks whose config is absent, recording why)
+    group by corpus     one index per (model, corpus); index built lazily, cached on disk
+    rank_queries        distinct (query text, target) needs; run cache first, then chunked scoring
+    compute_task        per-pair/per-query metric arrays -> means, bootstrap CIs, breakdowns, samples
+
+Scores are computed ``chunk`` queries at a time, so an (n_queries × n_docs) matrix never exists
+for a large corpus.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from harness import metrics as M
+from harness.bootstrap import bootstrap_means, percentile_ci
+from harness.data import PairSet, edit_mechanisms, error_pairs, load_config, load_corpus, syntactic_pairs
+from harness.errors import DatasetNotFoundError, TaskConfigError
+from harness.ranking import ranks_from_lists, target_ranks
+from harness.retrievers.base import Corpus, Retriever, topk_stable
+from harness.run_cache import RankEntry, RunCache
+from harness.task_registry import TaskConfig
+from pqb_dataset import settings
+from pqb_dataset.io import stable_hash
+
+log = logging.getLogger(__name__)
+
+MAX_SCORE_CELLS = 32_000_000
+"""Upper bound on chunk × n_docs float32 cells scored at once (~128 MB)."""
+
+
+@dataclass
+class TaskData:
+    cfg: TaskConfig
+    rows: list[dict[str, Any]]
+    pairs: PairSet
+    dataset_path: str
+    fingerprint: str
+
+
+@dataclass
+class TaskOutcome:
+    """Everything the results writer needs about one task."""
+
+    cfg: TaskConfig
+    metrics: dict[str, float]
+    ci: dict[str, tuple[float, float]]
+    replicates: dict[str, np.ndarray]
+    counts: dict[str, int]
+    breakdown: dict[str, Any] | None
+    samples: list[dict[str, Any]]
+    trec: list[str]
+    dataset: dict[str, Any]
+
+
+@dataclass
+class EvaluationOutput:
+    outcomes: dict[str, TaskOutcome] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+# -- data -----------------------------------------------------------------------------------------------
+
+
+def load_task_data(cfg: TaskConfig, dataset_path: str | None = None, limit: int | None = None) -> TaskData:
+    """Rows of a task (first ``limit`` rows if given) and their pairs."""
+    path = dataset_path or cfg.resolved_dataset_path()
+    ds = load_config(path, cfg.dataset_name, split=cfg.test_split, revision=cfg.dataset_revision)
+    if limit is not None:
+        ds = ds.select(range(min(limit, len(ds))))
+    rows = ds.to_list()
+    pairs = syntactic_pairs(rows) if cfg.pair_type == "syntactic" else error_pairs(rows)
+    if pairs.n_malformed:
+        log.warning(
+            "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed
+        )
+    fp = stable_hash([(r["id"], r["query"], r.get("error_query"), r["asin"]) for r in rows])
+    return TaskData(cfg, rows, pairs, path, fp)
+
+
+def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
+    """Corpus index of each target id; ``-1`` where the target is not in the corpus."""
+    pos = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
+    return np.asarray([pos.get(t, -1) for t in targets], dtype=np.int64)
+
+
+# -- ranking ---------------------------------------------------------------------------------------------
+
+
+class Ranker:
+    """Ranks (text, target) needs for one retriever, one corpus at a time, via the run cache."""
+
+    def __init__(self, retriever: Retriever, *, depth: int, use_cache: bool = True) -> None:
+        self.retriever = retriever
+        self.depth = depth
+        self.use_cache = use_cache
+        self.stats = {"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0, "run_cache_misses": 0}
+        self._indexed: str | None = None
+
+    def _ensure_index(self, corpus: Corpus) -> None:
+        if self._indexed != corpus.fingerprint:
+            self.retriever.index(corpus, cache_dir=Path(settings.PQB_CACHE_DIR) / "index")
+            self.stats["index_calls"] += 1
+            self._indexed = corpus.fingerprint
+
+    def rank(self, corpus: Corpus, needs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RankEntry]:
+        """RankEntry for every distinct (query text, target id) in ``needs``."""
+        cache = RunCache(
+            Path(settings.PQB_CACHE_DIR), self.retriever.cache_settings(), corpus.fingerprint, self.depth
+        )
+        unique = sorted(set(needs))
+        found: dict[tuple[str, str], RankEntry] = {}
+        missing = []
+        for key in unique:
+            entry = cache.get(*key) if self.use_cache else None
+            if entry is None:
+                missing.append(key)
+            else:
+                found[key] = entry
+        self.stats["run_cache_hits"] += len(found)
+        self.stats["run_cache_misses"] += len(missing)
+        if missing:
+            self._ensure_index(corpus)
+            new = self._score_missing(corpus, missing)
+            cache.add((t, tgt, e) for (t, tgt), e in new.items())
+            found.update(new)
+        return found
+
+    def _score_missing(
+        self, corpus: Corpus, missing: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], RankEntry]:
+        texts = sorted({t for t, _ in missing})
+        by_text: dict[str, list[str]] = {}
+        for t, tgt in missing:
+            by_text.setdefault(t, []).append(tgt)
+        chunk = max(1, min(1024, MAX_SCORE_CELLS // max(1, len(corpus))))
+        out: dict[tuple[str, str], RankEntry] = {}
+        for start in tqdm(
+            range(0, len(texts), chunk), desc=f"ranking ({len(corpus)} docs)", unit="chunk", leave=False
+        ):
+            out.update(self._rank_chunk(corpus, texts[start : start + chunk], by_text))
+        self.stats["queries_scored"] += len(texts)
+        return out
+
+    def _rank_chunk(self, corpus: Corpus, texts: list[str], by_text: dict[str, list[str]]) -> dict:
+        pos = [i for i, t in enumerate(texts) for _ in by_text[t]]
+        tgt_ids = [tgt for t in texts for tgt in by_text[t]]
+        tgt_idx = target_indices(corpus, tgt_ids)
+        if self.retriever.full_scoring:
+            scores = self.retriever.score(texts)
+            top = topk_stable(scores, self.depth)
+            ranks, ties = target_ranks(scores[pos], tgt_idx)
+        else:
+            top = self.retriever.search(texts, self.depth)
+            ranks, ties = ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), dtype=bool)
+        return {
+            (texts[p], tgt_ids[j]): RankEntry(float(ranks[j]), bool(ties[j]), top.indices[p], top.scores[p])
+            for j, p in enumerate(pos)
+        }
+
+
+# -- metrics --------------------------------------------------------------------------------------------
+
+
+def _pair_arrays(cfg: TaskConfig, ranks: np.ndarray, pairs: PairSet) -> dict[str, np.ndarray]:
+    ra, rb = ranks[pairs.pair_a], ranks[pairs.pair_b]
+    out = M.error_degradation(ra, rb, cfg.k_values, cfg.rr_cutoff) if cfg.pair_type == "error" else {}
+    out.update(M.pair_robustness(ra, rb, cfg.k_values, cfg.rr_cutoff))
+    return out
+
+
+def _query_means(cfg: TaskConfig, ranks: np.ndarray, pairs: PairSet) -> dict[str, float]:
+    if cfg.pair_type == "syntactic":
+        return {k: M.mean_or_nan(v) for k, v in M.effectiveness(ranks, cfg.k_values, cfg.rr_cutoff).items()}
+    out = {}
+    for side, idx in (("clean", pairs.pair_a), ("error", pairs.pair_b)):
+        for k, v in M.effectiveness(ranks[idx], cfg.k_values, cfg.rr_cutoff).items():
+            name = f"mrr_{side}" if k == "mrr" else f"{k}_{side}"
+            out[name] = M.mean_or_nan(v)
+    return out
+
+
+def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.ndarray:
+    """Boolean mask of pairs kept by the authors' cosine gate (all True when the gate is off)."""
+    n = len(pairs.pair_a)
+    if cfg.similarity_gate is None:
+        return np.ones(n, dtype=bool)
+    if embed is None:
+        raise TaskConfigError(
+            f"task {cfg.task!r} sets similarity_gate={cfg.similarity_gate} but no query embedder is "
+            'available: set gate_model to a dense model name (pip install "pqb[neural]")'
+        )
+    q = pairs.queries
+    texts = ([q[i] for i in pairs.pair_a], [q[i] for i in pairs.pair_b])
+    return M.similarity_gate(n, cfg.similarity_gate, texts=texts, embed=embed)
+
+
+def compute_task(data: TaskData, ranks: np.ndarray, ties: np.ndarray, *, n_boot: int, seed: int,
+                 embed: Callable | None = None) -> tuple[dict, dict, dict]:  # fmt: skip
+    """(metric means, CIs, bootstrap replicate means) of one task from per-query ranks."""
+    cfg, pairs = data.cfg, data.pairs
+    keep = apply_gate(cfg, pairs, embed)
+    per_pair = {k: v[keep] for k, v in _pair_arrays(cfg, ranks, pairs).items()}
+    groups = np.asarray(pairs.groups, dtype=object)[keep] if cfg.macro_average else None
+    agg = (lambda v: M.macro_mean(v, groups)) if groups is not None else M.mean_or_nan
+    values = {k: agg(v) for k, v in per_pair.items()}
+    values.update(_query_means(cfg, ranks, pairs))
+    reps = bootstrap_means(per_pair, n_boot=n_boot, seed=seed, groups=groups)
+    ci = {k: percentile_ci(v) for k, v in reps.items()}
+    return values, ci, reps
+
+
+def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
+    """Deg@K and MRRdeg (and n) by edit mechanism and by number of edits, for error tasks."""
+    cfg, pairs = data.cfg, data.pairs
+    deg = M.error_degradation(ranks[pairs.pair_a], ranks[pairs.pair_b], cfg.k_values, cfg.rr_cutoff)
+    rows = [data.rows[i] for i in pairs.row_index[pairs.pair_a]]
+    mech_lists = [edit_mechanisms(r) for r in rows]
+    n_edits = [str(len(r.get("error_edits") or [])) if r.get("error_edits") else "unknown" for r in rows]
+
+    def summarize(mask: np.ndarray) -> dict[str, float | int]:
+        out: dict[str, float | int] = {k: M.mean_or_nan(v[mask]) for k, v in deg.items()}
+        out["n"] = int(mask.sum())
+        return out
+
+    mechs = sorted({m for ms in mech_lists for m in ms})
+    by_mech = {m: summarize(np.asarray([m in ms for ms in mech_lists], dtype=bool)) for m in mechs}
+    by_n = {n: summarize(np.asarray([x == n for x in n_edits], dtype=bool)) for n in sorted(set(n_edits))}
+    return {"mechanism": by_mech, "n_edits": by_n}
+
+
+# -- samples and TREC ------------------------------------------------------------------------------------
+
+
+def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks: np.ndarray) -> list[dict]:
+    """One JSON-able record per query (``--log_samples``)."""
+    cfg, pairs = data.cfg, data.pairs
+    rr = M.reciprocal_rank(ranks, cfg.rr_cutoff)
+    pair_of: dict[int, list[str]] = {}
+    for j, (a, b) in enumerate(zip(pairs.pair_a, pairs.pair_b, strict=True)):
+        for q in (a, b):
+            pair_of.setdefault(int(q), []).append(pairs.pair_ids[j])
+    depth = max(cfg.k_values)
+    out = []
+    for i, q in enumerate(pairs.queries):
+        rec = {
+            "query_id": pairs.query_ids[i],
+            "query": q,
+            "target": pairs.targets[i],
+            "rank": None if not np.isfinite(ranks[i]) else int(ranks[i]),
+            "rr": float(rr[i]),
+            "hits": {str(k): bool(ranks[i] <= k) for k in cfg.k_values},
+            "tie_touches_target": entries[i].tie,
+            "top_k": [corpus.ids[d] for d in entries[i].top_idx[:depth] if d >= 0],
+            "pair_ids": pair_of.get(i, []),
+        }
+        if cfg.pair_type == "error":
+            row = data.rows[int(pairs.row_index[i])]
+            rec["side"] = "clean" if i < len(pairs.pair_a) else "error"
+            rec["mechanisms"] = edit_mechanisms(row)
+            rec["n_edits"] = len(row.get("error_edits") or [])
+        out.append(rec)
+    return out
+
+
+def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_name: str) -> list[str]:
+    """TREC run lines ``qid Q0 docid rank score run`` (top ``run_depth`` per query)."""
+    lines = []
+    for qid, e in zip(data.pairs.query_ids, entries, strict=True):
+        for r, (d, s) in enumerate(zip(e.top_idx[: data.cfg.run_depth], e.top_scores, strict=False), start=1):
+            if d >= 0:
+                lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {float(s):.6f} {run_name}")
+    return lines
+
+
+# -- driver ----------------------------------------------------------------------------------------------
+
+
+def evaluate(retriever: Retriever, tasks: Sequence[TaskConfig], *, dataset_path: str | None = None,
+             limit: int | None = None, n_boot: int | None = None, seed: int | None = None,
+             log_samples: bool = False, run_name: str = "pqb", use_cache: bool = True,
+             embed: Callable | None = None) -> EvaluationOutput:  # fmt: skip
+    """Run ``tasks``; tasks whose data is absent are recorded in ``skipped`` with the reason."""
+    out = EvaluationOutput()
+    loaded: dict[str, TaskData] = {}
+    for cfg in tqdm(tasks, desc="loading tasks", unit="task", leave=False):
+        try:
+            loaded[cfg.task] = load_task_data(cfg, dataset_path, limit)
+        except DatasetNotFoundError as exc:
+            log.warning("skipping %s: %s", cfg.task, exc)
+            out.skipped[cfg.task] = str(exc)
+    depth = max(
+        [200, *(d.cfg.run_depth for d in loaded.values()), *(max(d.cfg.k_values) for d in loaded.values())]
+    )
+    ranker = Ranker(retriever, depth=depth, use_cache=use_cache)
+    for (path, corpus_name, rev), names in _by_corpus(loaded).items():
+        try:
+            corpus = load_corpus(path, corpus_name, revision=rev)
+        except DatasetNotFoundError as exc:
+            for n in names:
+                out.skipped[n] = str(exc)
+            continue
+        needs = [
+            (q, t)
+            for n in names
+            for q, t in zip(loaded[n].pairs.queries, loaded[n].pairs.targets, strict=True)
+        ]
+        entries = ranker.rank(corpus, needs)
+        for n in names:
+            out.outcomes[n] = _finish_task(
+                loaded[n], corpus, entries, n_boot, seed, log_samples, run_name, embed
+            )
+    out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
+    return out
+
+
+def _by_corpus(loaded: dict[str, TaskData]) -> dict[tuple[str, str, str | None], list[str]]:
+    groups: dict[tuple[str, str, str | None], list[str]] = {}
+    for name in sorted(loaded):
+        d = loaded[name]
+        groups.setdefault((d.dataset_path, d.cfg.corpus, d.cfg.dataset_revision), []).append(name)
+    return groups
+
+
+def _finish_task(data: TaskData, corpus: Corpus, entries: dict, n_boot: int | None, seed: int | None,
+                 log_samples: bool, run_name: str, embed: Callable | None) -> TaskOutcome:  # fmt: skip
+    t0 = time.perf_counter()
+    cfg, pairs = data.cfg, data.pairs
+    es = [entries[(q, t)] for q, t in zip(pairs.queries, pairs.targets, strict=True)]
+    ranks = np.asarray([e.rank for e in es], dtype=np.float64)
+    ties = np.asarray([e.tie for e in es], dtype=bool)
+    boot_n = cfg.bootstrap.get("n_boot", 1000) if n_boot is None else n_boot
+    boot_seed = cfg.bootstrap.get("seed", 0) if seed is None else seed
+    values, ci, reps = compute_task(data, ranks, ties, n_boot=boot_n, seed=boot_seed, embed=embed)
+    counts = {
+        "n_pairs": len(pairs.pair_a),
+        "n_queries": len(pairs.queries),
+        "ties_touch_target": int(ties.sum()),
+        "n_targets_missing": int((target_indices(corpus, pairs.targets) < 0).sum()),
+        "n_malformed": pairs.n_malformed,
+    }
+    log.debug("%s metrics in %.2fs", cfg.task, time.perf_counter() - t0)
+    return TaskOutcome(
+        cfg=cfg, metrics=values, ci=ci, replicates=reps, counts=counts,
+        breakdown=error_breakdown(data, ranks) if cfg.pair_type == "error" else None,
+        samples=task_samples(data, corpus, es, ranks) if log_samples else [],
+        trec=trec_lines(data, corpus, es, run_name) if log_samples else [],
+        dataset={"path": data.dataset_path, "name": cfg.dataset_name, "revision": cfg.dataset_revision,
+                 "fingerprint": data.fingerprint, "corpus": cfg.corpus, "corpus_fingerprint": corpus.fingerprint,
+                 "n_docs": len(corpus)},
+    )  # fmt: skip

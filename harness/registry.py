@@ -1,0 +1,200 @@
+"""Model registry: ``@register_model`` plus a lazy ``name -> "module:Class"`` map (lm-eval style).
+
+Usage::
+
+    from harness.registry import register_model, create_retriever
+
+    @register_model("my-bm25")
+    class MyBM25(Retriever): ...
+
+    retriever = create_retriever("bm25", "k1=0.9,b=0.4", device="cpu", batch_size=64)
+
+Names come from three places: decorator registrations, :data:`harness.models.MODEL_MAPPING`
+(imported on first use), and :data:`harness.model_presets.PRESETS` (a registered base model plus
+default ``model_args``; explicit ``--model_args`` override them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from harness.errors import MissingDependencyError, ModelArgsError, RegistryError, UnknownModelError
+from harness.models import MODEL_EXTRAS, MODEL_MAPPING, MODULE_EXTRAS
+
+
+class Registry:
+    """Name -> class, where a value may be a class or a lazy ``"module:Class"`` string."""
+
+    def __init__(self, kind: str, lazy: Mapping[str, str] | None = None) -> None:
+        self.kind = kind
+        self._entries: dict[str, type | str] = dict(lazy or {})
+
+    def register(self, *names: str) -> Callable[[type], type]:
+        """Decorator registering a class under one or more aliases; re-registering the same class is a no-op."""
+        if not names:
+            raise RegistryError("register_model needs at least one name")
+
+        def decorator(cls: type) -> type:
+            for name in names:
+                current = self._entries.get(name)
+                if current is not None and current is not cls and current != _qualname(cls):
+                    raise RegistryError(
+                        f"{self.kind} name {name!r} is already registered to {current!r}; "
+                        f"pick another name for {_qualname(cls)}"
+                    )
+                self._entries[name] = cls
+            return cls
+
+        return decorator
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def target(self, name: str) -> str:
+        """``"module:Class"`` of an entry without importing it."""
+        value = self._entries[name]
+        return value if isinstance(value, str) else _qualname(value)
+
+    def get(self, name: str) -> type:
+        """The class for ``name``, importing its module on first use."""
+        if name not in self._entries:
+            raise UnknownModelError(name, all_model_names())
+        value = self._entries[name]
+        if isinstance(value, str):
+            value = _import_target(name, value)
+            self._entries[name] = value
+        return value
+
+
+def _qualname(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _import_target(name: str, target: str) -> type:
+    module_name, _, attr = target.partition(":")
+    if not attr:
+        raise RegistryError(f"model {name!r}: {target!r} is not of the form 'module:Class'")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if exc.name and (exc.name == module_name or module_name.startswith(exc.name + ".")):
+            raise RegistryError(
+                f"model {name!r} maps to module {module_name!r}, which does not exist in this install"
+            ) from exc
+        extra = MODULE_EXTRAS.get(missing) or MODEL_EXTRAS.get(name) or "neural"
+        raise MissingDependencyError(f"model {name!r}", missing, extra) from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError as exc:
+        raise RegistryError(f"model {name!r}: module {module_name!r} has no attribute {attr!r}") from exc
+
+
+MODEL_REGISTRY = Registry("model", MODEL_MAPPING)
+register_model = MODEL_REGISTRY.register
+
+
+def _presets() -> dict[str, dict[str, Any]]:
+    from harness.model_presets import PRESETS
+
+    return PRESETS
+
+
+def all_model_names() -> list[str]:
+    """Registered models and presets, sorted."""
+    return sorted(set(MODEL_REGISTRY.names()) | set(_presets()))
+
+
+def model_extra(name: str) -> str | None:
+    """The ``pqb[extra]`` a model or preset needs (``None``: base install)."""
+    base = _presets().get(name, {}).get("model", name)
+    return MODEL_EXTRAS.get(base)
+
+
+# -- model_args ------------------------------------------------------------------------------------
+
+
+def _convert(value: str) -> Any:
+    low = value.strip().lower()
+    if low in {"true", "false"}:
+        return low == "true"
+    if low in {"none", "null"}:
+        return None
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_model_args(arg_string: str | None) -> dict[str, Any]:
+    """``"k1=0.9,b=0.4,stemmer=english"`` -> ``{"k1": 0.9, "b": 0.4, "stemmer": "english"}``.
+
+    Ints, floats, booleans and ``None`` are converted; everything else stays a string. A value may
+    contain ``=`` (only the first one splits). A malformed item raises :class:`ModelArgsError`.
+    """
+    out: dict[str, Any] = {}
+    if not arg_string or not arg_string.strip():
+        return out
+    for item in arg_string.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ModelArgsError(f"--model_args item {item!r} is not key=value (got {arg_string!r})")
+        out[key.strip()] = _convert(value.strip())
+    return out
+
+
+def resolve_model(name: str, model_args: Mapping[str, Any] | None = None) -> tuple[str, type, dict[str, Any]]:
+    """(base model name, class, kwargs) for a model or preset; explicit args override preset defaults."""
+    presets = _presets()
+    kwargs: dict[str, Any] = {}
+    base = name
+    if name in presets and name not in MODEL_REGISTRY:
+        base = presets[name]["model"]
+        kwargs.update(presets[name].get("args", {}))
+    if base not in MODEL_REGISTRY:
+        raise UnknownModelError(name, all_model_names())
+    kwargs.update(model_args or {})
+    return base, MODEL_REGISTRY.get(base), kwargs
+
+
+def create_retriever(
+    name: str,
+    model_args: str | Mapping[str, Any] | None = None,
+    *,
+    device: str | None = None,
+    batch_size: int | str | None = None,
+) -> Any:
+    """Instantiate a retriever; ``device``/``batch_size`` go to the constructor only if it accepts them.
+
+    Otherwise they are set as attributes after construction, so back-ends that ignore them still
+    record what the user asked for.
+    """
+    args = (
+        parse_model_args(model_args)
+        if model_args is None or isinstance(model_args, str)
+        else dict(model_args)
+    )
+    _, cls, kwargs = resolve_model(name, args)
+    params = inspect.signature(cls).parameters
+    late: dict[str, Any] = {}
+    for key, value in (("device", device), ("batch_size", batch_size)):
+        if value is None or key in kwargs:
+            continue
+        if key in params:
+            kwargs[key] = value
+        else:
+            late[key] = value
+    retriever = cls(**kwargs)
+    for key, value in late.items():
+        setattr(retriever, key, value)
+    return retriever

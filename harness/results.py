@@ -1,0 +1,265 @@
+"""The results file: build, write, load and validate (lm-eval ``EvalResults`` shape).
+
+``<output_path>/<model_sanitized>/results_<timestamp>.json`` holds one run; ``harness/results_schema.json``
+is its JSON Schema and ``docs/results.md`` documents every key. NaN (an empty pair set) is written
+as ``null`` so the file is strict JSON. :func:`load_results` is what the leaderboard reads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.bootstrap import percentile_ci
+from harness.errors import ResultsSchemaError
+from harness.evaluator import EvaluationOutput, TaskOutcome
+from harness.task_registry import TaskRegistry
+from pqb_dataset import settings
+from pqb_dataset.io import atomic_write_json, atomic_write_text
+
+SCHEMA_VERSION = "1.0"
+RESULTS_GLOB = "results_*.json"
+COUNT_KEYS = ("n_pairs", "n_queries", "ties_touch_target", "n_targets_missing", "n_malformed")
+
+
+def sanitize_model_name(name: str) -> str:
+    """``BAAI/bge-m3`` -> ``BAAI__bge-m3`` (lm-eval's folder naming)."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "__", name).strip("_") or "model"
+
+
+def timestamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S.%f")
+
+
+def git_hash() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(settings.REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _clean(value: Any) -> Any:
+    """NaN/inf -> None, numpy scalars -> Python, recursively (strict JSON)."""
+    if isinstance(value, Mapping):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# -- building ---------------------------------------------------------------------------------------------
+
+
+def task_entry(o: TaskOutcome) -> dict[str, Any]:
+    entry: dict[str, Any] = {"alias": o.cfg.task}
+    entry.update({m: o.metrics.get(m) for m in o.cfg.metric_names()})
+    entry.update({f"{m}_ci": list(o.ci.get(m, (None, None))) for m in o.cfg.robustness_metric_names()})
+    entry.update(o.counts)
+    return entry
+
+
+def group_entry(name: str, members: list[str], results: dict, reps: dict[str, dict[str, np.ndarray]]) -> dict:
+    """Equal-weight mean over the member tasks that ran; CIs from averaged bootstrap replicates."""
+    entry: dict[str, Any] = {"alias": name}
+    metric_keys = sorted(
+        {
+            k
+            for m in members
+            for k in results[m]
+            if k not in {"alias", *COUNT_KEYS} and not k.endswith("_ci") and k != "reused_from"
+        }
+    )
+    for key in metric_keys:
+        vals = [results[m][key] for m in members if key in results[m]]
+        vals = [v for v in vals if v is not None]
+        entry[key] = float(np.mean(vals)) if vals else None
+        have = [reps.get(m, {}).get(key) for m in members if key in results[m]]
+        if f"{key}_ci" in results[members[0]] or any(f"{key}_ci" in results[m] for m in members):
+            ok = all(h is not None and h.size for h in have)
+            entry[f"{key}_ci"] = (
+                list(percentile_ci(np.mean(np.stack(have), axis=0))) if ok and have else [None, None]
+            )
+    for key in COUNT_KEYS:
+        entry[key] = int(sum(results[m].get(key, 0) for m in members))
+    return entry
+
+
+def build_results(
+    output: EvaluationOutput,
+    *,
+    registry: TaskRegistry,
+    groups: Iterable[str],
+    config: dict[str, Any],
+    started: float,
+    finished: float,
+    previous: dict[str, Any] | None = None,
+    reused: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Assemble the results dict; ``reused`` tasks are copied from ``previous`` (``--overwrite only-missing``)."""
+    import harness
+
+    res: dict[str, Any] = {k: {} for k in ("results", "groups", "group_subtasks", "configs", "versions",
+                                            "higher_is_better", "n-samples", "breakdowns", "skipped",
+                                            "task_hashes", "dataset")}  # fmt: skip
+    for name in reused:
+        _copy_task(res, previous or {}, name)
+    for name, o in sorted(output.outcomes.items()):
+        res["results"][name] = task_entry(o)
+        res["configs"][name] = o.cfg.to_dict()
+        res["versions"][name] = o.cfg.version
+        res["higher_is_better"][name] = o.cfg.higher_is_better()
+        res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": o.counts["n_pairs"]}
+        res["task_hashes"][name] = o.cfg.hash()
+        res["dataset"][name] = o.dataset
+        if o.breakdown is not None:
+            res["breakdowns"][name] = o.breakdown
+    res["skipped"] = {k: v for k, v in sorted(output.skipped.items()) if k not in res["results"]}
+    reps = {n: o.replicates for n, o in output.outcomes.items()}
+    for g in groups:
+        members = [t for t in registry.expand(g) if t in res["results"]]
+        if members:
+            res["group_subtasks"][g] = members
+            res["groups"][g] = group_entry(g, members, res["results"], reps)
+            res["versions"][g] = registry.groups[g].metadata.get("version") if g in registry.groups else None
+    res.update(
+        schema_version=SCHEMA_VERSION,
+        config={**config, "reused_tasks": sorted(reused)},
+        git_hash=git_hash(),
+        date=started,
+        total_evaluation_time_seconds=round(finished - started, 3),
+        pqb_version=harness.__version__,
+    )
+    return _clean(res)
+
+
+def _copy_task(res: dict, previous: dict, name: str) -> None:
+    for key in (
+        "results",
+        "configs",
+        "versions",
+        "higher_is_better",
+        "n-samples",
+        "breakdowns",
+        "task_hashes",
+        "dataset",
+    ):
+        if name in previous.get(key, {}):
+            res[key][name] = previous[key][name]
+    res["results"][name] = {**res["results"][name], "reused_from": str(previous.get("_path", ""))}
+
+
+# -- writing ----------------------------------------------------------------------------------------------
+
+
+def write_results(results: dict[str, Any], output_path: Path, model: str, outcomes: Mapping[str, TaskOutcome] = {},
+                  log_samples: bool = False) -> tuple[Path, list[Path]]:  # fmt: skip
+    """Write the results JSON (and samples JSONL + TREC runs when asked); returns (results file, others)."""
+    folder = Path(output_path) / sanitize_model_name(model)
+    stamp = timestamp()
+    path = folder / f"results_{stamp}.json"
+    validate_results(results)
+    atomic_write_json(path, results)
+    path.chmod(0o644)  # mkstemp creates 0600; results are meant to be shared
+    extra: list[Path] = []
+    if log_samples:
+        for name, o in sorted(outcomes.items()):
+            p = folder / f"samples_{name}_{stamp}.jsonl"
+            atomic_write_text(
+                p,
+                "".join(json.dumps(_clean(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples),
+            )
+            t = folder / f"run_{name}_{stamp}.trec"
+            atomic_write_text(t, "\n".join(o.trec) + ("\n" if o.trec else ""))
+            extra += [p, t]
+    return path, extra
+
+
+# -- loading ----------------------------------------------------------------------------------------------
+
+
+def results_schema() -> dict[str, Any]:
+    return json.loads(resources.files("harness").joinpath("results_schema.json").read_text(encoding="utf-8"))
+
+
+def validate_results(obj: Mapping[str, Any]) -> None:
+    """Raise :class:`ResultsSchemaError` naming the first offending key path if ``obj`` breaks the schema."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(results_schema())
+    errors = sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "<root>"
+        raise ResultsSchemaError(
+            f"results file does not match the schema at {where}: {e.message} ({len(errors)} error(s))"
+        )
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """Read and validate one results file (raises :class:`ResultsSchemaError` if it is not one)."""
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResultsSchemaError(f"{path} is not JSON: {exc}") from exc
+    validate_results(obj)
+    return obj
+
+
+def newest_results(output_path: Path, model: str) -> Path | None:
+    """The latest ``results_*.json`` for ``model`` under ``output_path`` (timestamps sort lexically)."""
+    folder = Path(output_path) / sanitize_model_name(model)
+    files = sorted(folder.glob(RESULTS_GLOB))
+    return files[-1] if files else None
+
+
+# -- summary -----------------------------------------------------------------------------------------------
+
+SUMMARY_COLUMNS = ("flip@10", "rrstd", "deg@10", "mrr_deg", "hit@10", "mrr", "hit@10_clean", "hit@10_error")
+
+
+def _fmt(entry: Mapping[str, Any], key: str) -> str:
+    v = entry.get(key)
+    if v is None:
+        return "—" if key in entry else ""
+    text = f"{100 * v:.2f}"
+    ci = entry.get(f"{key}_ci")
+    if ci and ci[0] is not None:
+        text += f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]"
+    return text
+
+
+def summary_table(results: Mapping[str, Any]) -> str:
+    """Markdown table: rows = tasks then groups, columns = main metrics ×100 with 95% CIs."""
+    cols = [
+        c
+        for c in SUMMARY_COLUMNS
+        if any(c in e for sec in ("results", "groups") for e in results[sec].values())
+    ]
+    lines = ["| task | n pairs | " + " | ".join(cols) + " |", "|---|---:|" + "---:|" * len(cols)]
+    for sec in ("results", "groups"):
+        for name, e in sorted(results[sec].items()):
+            label = f"**{name}**" if sec == "groups" else name
+            lines.append(
+                f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + " |"
+            )
+    for name, why in sorted(results.get("skipped", {}).items()):
+        lines.append(f"| {name} | skipped: {why.split(';')[0]} |" + " |" * len(cols))
+    return "\n".join(lines)

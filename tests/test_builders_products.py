@@ -1,0 +1,93 @@
+"""Document text, cleaning, and the one core-term selection function."""
+
+from __future__ import annotations
+
+from builders.products import (
+    Attribute,
+    clean_attribute_value,
+    clean_text,
+    document_text,
+    product_row,
+    protected_terms,
+    select_core_terms,
+    usable_attributes,
+)
+
+META = {
+    "parent_asin": "B0TEST",
+    "title": "Turtle Beach Recon 70 Gaming Headset &amp; Mic",
+    "store": "Turtle Beach Store",
+    "categories": ["Video Games", "PlayStation 4", "Accessories"],
+    "details": {
+        "Brand": "Turtle Beach",
+        "Best Sellers Rank": {"Video Games": 12},
+        "Item model number": "RECON70",
+        "Date First Available": "March 1, 2019",
+        "Product Dimensions": "7 x 3 x 9 inches",
+        "Item Weight": "9.6 ounces",
+        "Manufacturer": "Turtle Beach",
+        "Is Discontinued By Manufacturer": "No",
+        "Connectivity Technology": "Wired",
+        "Color": "Black, White",
+        "Special Feature": "Lightweight Design With Flip Mic",
+        "Hardware Platform": "PlayStation 4",
+        "Material": "Plastic",
+    },
+    "features": ["Turtle Beach Recon 70 Gaming Headset & Mic", "Flip-to-mute mic", "Glasses friendly"],
+    "description": ["<p>Product Description</p> Built for gamers. See more at http://x.com. 7 x 3 x 9 inches box."],
+}
+
+
+def test_clean_text_html_urls_mojibake_cjk() -> None:
+    assert clean_text("Itâ€™s &amp;amp; <b>bold</b> www.a.com 日本語 Ωmega") == "It's & bold mega"
+    assert clean_text(None) == ""
+
+
+def test_attribute_filters_of_spec() -> None:
+    assert clean_attribute_value("Black, White") == "Black"
+    assert clean_attribute_value("PlayStation 4") is None  # digit
+    assert clean_attribute_value("Lightweight Design With Flip Mic") is None  # > 3 words
+    assert clean_attribute_value("No") is None and clean_attribute_value("true") is None
+    assert clean_attribute_value("日本") is None and clean_attribute_value("---") is None
+    assert clean_attribute_value("x" * 201) is None and clean_attribute_value(12) is None
+
+
+def test_core_terms_priority_and_dedupe() -> None:
+    core = select_core_terms(META)
+    # brand first; Manufacturer dedupes against it; priority keys; then features
+    assert core == [
+        Attribute("Brand", "Turtle Beach"),
+        Attribute("Color", "Black"),
+        Attribute("Material", "Plastic"),
+        Attribute("Connectivity Technology", "Wired"),
+        Attribute("Feature 2", "Flip-to-mute mic"),
+    ]
+    names = {a.name for a in usable_attributes(META)}
+    assert not names & {"Best Sellers Rank", "Item model number", "Date First Available", "Is Discontinued By Manufacturer"}
+
+
+def test_fewer_than_five_is_not_a_target() -> None:
+    meta = {"parent_asin": "A", "title": "Thing", "store": "Acme"}
+    assert select_core_terms(meta) == []
+    row = product_row(meta)
+    assert row["is_target"] is False and row["core_terms"] == [] and row["attributes"] == [{"name": "Brand", "value": "Acme"}]
+
+
+def test_document_text_layout() -> None:
+    text = document_text(META)
+    lines = text.split("\n")
+    assert lines[0] == "product: Turtle Beach Recon 70 Gaming Headset & Mic"
+    assert lines[1] == "brand: Turtle Beach"
+    assert lines[2] == "category: Video Games / PlayStation 4 / Accessories"
+    assert lines[3:5] == ["dimensions: 7 x 3 x 9 inches", "weight: 9.6 ounces"]
+    assert lines[5] == "description: Built for gamers."  # boilerplate, URL sentence and dimension repeat dropped
+    assert lines[6:] == ["features:", "#1: Flip-to-mute mic", "#2: Glasses friendly"]  # title-repeat feature dropped
+    assert document_text(META) == text
+
+
+def test_protected_terms_and_row() -> None:
+    prot = protected_terms(META)
+    assert {"turtle", "beach", "recon", "70", "headset", "mic"} <= set(prot) and prot == sorted(prot)
+    row = product_row(META)
+    assert row["is_target"] and len(row["core_terms"]) == 5 and row["brand"] == "Turtle Beach"
+    assert row["attributes"][0] == {"name": "Brand", "value": "Turtle Beach"}

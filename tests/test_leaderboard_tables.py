@@ -1,0 +1,199 @@
+"""Leaderboard tables: numbers equal the results files, paper-style marks, newest-run selection."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness import leaderboard as lb
+
+# FIXTURES ----------------------------------------------------------------------------------------
+
+DATA = Path(__file__).parent / "data" / "leaderboard" / "results"
+NEW_BM25 = DATA / "bm25" / "results_2026-01-12T10-00-00.000000.json"
+OLD_BM25 = DATA / "bm25" / "results_2026-01-10T10-00-00.000000.json"
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[lb.Run]:
+    return lb.load_runs([DATA])
+
+
+@pytest.fixture(scope="module")
+def tidy(runs: list[lb.Run]) -> pd.DataFrame:
+    return lb.tidy_frame(runs)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lb")
+    lb.write_leaderboard([DATA], out, plots=False, html=False, paper=False)
+    return out
+
+
+def _md_rows(text: str, heading: str) -> dict[str, list[str]]:
+    """Rows of the first markdown table after ``heading``: model cell → the other cells."""
+    block = text.split(heading, 1)[1]
+    rows: dict[str, list[str]] = {}
+    for line in block.splitlines()[2:]:
+        if line.startswith("|---"):
+            continue
+        if not line.startswith("|"):
+            if rows:
+                break
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _number(cell: str) -> float:
+    return float(re.search(r"-?\d+\.\d+", cell).group(0))
+
+
+# TESTS -------------------------------------------------------------------------------------------
+
+
+def test_newest_run_wins_per_model_and_task(runs: list[lb.Run]) -> None:
+    chosen = lb.select_newest(runs)
+    assert chosen[("bm25", "pqb_syntactic_video_games")].path == NEW_BM25.resolve()
+    assert chosen[("bm25", "pqb_error_musical_instruments")].path == NEW_BM25.resolve()
+
+
+def test_task_only_in_older_run_is_kept_and_average_recomputed(tmp_path: Path) -> None:
+    """An old run's task survives when no newer run has it; the average is then a recomputed mean."""
+    old = _json(OLD_BM25)
+    old["results"]["pqb_syntactic_baby_products"] = {**old["results"]["pqb_syntactic_video_games"], "alias": "pqb_syntactic_baby_products"}
+    (tmp_path / "bm25").mkdir()
+    (tmp_path / "bm25" / OLD_BM25.name).write_text(json.dumps(old))
+    shutil.copy(NEW_BM25, tmp_path / "bm25" / NEW_BM25.name)
+    tidy = lb.tidy_frame(lb.load_runs([tmp_path]))
+    avg = tidy[(tidy.domain == "average") & (tidy.pair_type == "syntactic") & (tidy.metric == "flip@10")].iloc[0]
+    new = _json(NEW_BM25)["results"]
+    per_domain = [new["pqb_syntactic_musical_instruments"]["flip@10"], new["pqb_syntactic_video_games"]["flip@10"],
+                  old["results"]["pqb_syntactic_baby_products"]["flip@10"]]  # fmt: skip
+    assert avg["value"] == pytest.approx(sum(per_domain) / 3)
+    assert avg["aggregation"].startswith("recomputed-mean:3")
+    assert pd.isna(avg["ci_low"])
+
+
+def test_tidy_per_domain_values_equal_results_json(tidy: pd.DataFrame) -> None:
+    results = _json(NEW_BM25)["results"]
+    sel = tidy[(tidy.model == "bm25") & (tidy.domain != "average")]
+    assert len(sel) == sum(
+        1 for block in results.values() for k, v in block.items()
+        if not k.endswith("_ci") and k not in {"alias", "n_pairs", "n_queries", "ties_touch_target"}
+    )  # fmt: skip
+    for row in sel.itertuples():
+        block = results[row.task]
+        assert row.value == block[row.metric]
+        if f"{row.metric}_ci" in block:
+            assert [row.ci_low, row.ci_high] == block[f"{row.metric}_ci"]
+        assert row.run_file == "bm25/" + NEW_BM25.name
+
+
+def test_average_rows_are_the_groups_values(tidy: pd.DataFrame) -> None:
+    groups = _json(NEW_BM25)["groups"]
+    for pair_type in ("syntactic", "error"):
+        sel = tidy[(tidy.model == "bm25") & (tidy.domain == "average") & (tidy.pair_type == pair_type)]
+        for row in sel.itertuples():
+            assert row.value == groups[pair_type][row.metric]
+        assert set(sel.aggregation) == {"groups:2 domains"}
+
+
+def test_robustness_csv_equals_results_json(written: Path) -> None:
+    """Parse the CSV back: every paper-table number equals the results file value ×100."""
+    with open(written / "error_robustness.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    new = _json(NEW_BM25)
+    for row in rows:
+        if row["model"] != "bm25":
+            continue
+        block = new["groups"]["error"] if row["domain"] == "average" else new["results"][f"pqb_error_{row['domain']}"]
+        for metric in lb.ROBUSTNESS_COLUMNS["error"]:
+            assert float(row[metric]) == pytest.approx(100 * block[metric], abs=1e-9)
+            assert float(row[f"{metric}_ci_low"]) == pytest.approx(100 * block[f"{metric}_ci"][0], abs=1e-9)
+
+
+def test_robustness_markdown_equals_results_json(written: Path) -> None:
+    text = (written / "syntactic_robustness.md").read_text()
+    rows = _md_rows(text, "### Domain: video_games")
+    minilm = _json(DATA / "minilm" / "results_2026-01-11T09-00-00.000000.json")["results"]["pqb_syntactic_video_games"]
+    cells = rows["minilm (stand-in for thenlper/gte-base)"]
+    for cell, metric in zip(cells, lb.ROBUSTNESS_COLUMNS["syntactic"], strict=False):
+        assert _number(cell) == pytest.approx(round(100 * minilm[metric], 2))
+        lo, hi = (100 * x for x in minilm[f"{metric}_ci"])
+        assert f"({lo:.2f}–{hi:.2f})" in cell
+
+
+def test_best_bold_worst_underlined_as_in_the_paper(written: Path, tidy: pd.DataFrame) -> None:
+    rows = _md_rows((written / "error_robustness.md").read_text(), "### Equal-weight average")
+    table = lb.wide_table(tidy, "error", lb.ROBUSTNESS_COLUMNS["error"])
+    for i, metric in enumerate(lb.ROBUSTNESS_COLUMNS["error"]):
+        lowest, highest = table[metric].idxmin(), table[metric].idxmax()
+        for name, cells in rows.items():
+            model = name.split(" (stand-in")[0]
+            assert cells[i].startswith("**") == (model == lowest), (metric, name)
+            assert cells[i].startswith("<u>") == (model == highest), (metric, name)
+
+
+def test_mark_extremes_ties_and_single_rows() -> None:
+    table = pd.DataFrame({"m": [0.1, 0.1, 0.3]}, index=["a", "b", "c"])
+    assert lb.mark_extremes(table, ["m"], lower_is_better=True) == {("a", "m"): "best", ("b", "m"): "best", ("c", "m"): "worst"}
+    assert lb.mark_extremes(table, ["m"], lower_is_better=False)[("c", "m")] == "best"
+    assert lb.mark_extremes(table.iloc[:1], ["m"], lower_is_better=True) == {}
+
+
+def test_effectiveness_table_beside_robustness(tidy: pd.DataFrame) -> None:
+    eff = lb.effectiveness_table(tidy)
+    groups = _json(NEW_BM25)["groups"]
+    assert eff.loc["bm25", "syntactic:mrr"] == groups["syntactic"]["mrr"]
+    assert eff.loc["bm25", "error:hit@10_clean"] == groups["error"]["hit@10_clean"]
+
+
+def test_breakdown_pooled_rows_weight_domains_by_pairs(runs: list[lb.Run]) -> None:
+    frame = lb.breakdown_frame(runs)
+    bds = _json(NEW_BM25)["breakdowns"]
+    cells = [bds[f"pqb_error_{d}"]["mechanism"]["deletion"] for d in ("musical_instruments", "video_games")]
+    pooled = frame[(frame.model == "bm25") & (frame.domain == "all") & (frame.stratum == "deletion") & (frame.metric == "deg@1")]
+    expected = sum(c["deg@1"] * c["n"] for c in cells) / sum(c["n"] for c in cells)
+    assert pooled["value"].iloc[0] == pytest.approx(expected)
+    one = frame[(frame.model == "bm25") & (frame.domain == "video_games") & (frame.by == "n_edits") & (frame.stratum == "2")]
+    assert dict(zip(one.metric, one.value, strict=True))["deg@10"] == bds["pqb_error_video_games"]["n_edits"]["2"]["deg@10"]
+
+
+def test_stand_in_identity_read_from_nested_weights(runs: list[lb.Run]) -> None:
+    minilm = next(r for r in runs if r.model == "minilm")
+    assert minilm.weights == "sentence-transformers/all-MiniLM-L6-v2"
+    assert minilm.stand_in_for == "thenlper/gte-base"
+
+
+def test_same_name_different_weights_are_two_rows(tmp_path: Path) -> None:
+    for i, weights in enumerate(("org/a", "org/b")):
+        data = _json(DATA / "minilm" / "results_2026-01-11T09-00-00.000000.json")
+        data["config"]["model_info"]["weights"]["model"] = weights
+        (tmp_path / f"m{i}").mkdir()
+        (tmp_path / f"m{i}" / "results_2026-01-11T09-00-00.000000.json").write_text(json.dumps(data))
+    assert sorted({r.model for r in lb.load_runs([tmp_path])}) == ["minilm [a]", "minilm [b]"]
+
+
+def test_no_results_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(lb.NoResultsError, match="No results_"):
+        lb.load_runs([tmp_path])
+
+
+def test_tidy_parquet_round_trips_with_documented_columns(written: Path) -> None:
+    frame = pd.read_parquet(written / "leaderboard.parquet")
+    assert list(frame.columns) == [*lb.TIDY_COLUMNS, "selected"]
+    assert set(frame.model) == {"bm25", "minilm", "splade-tiny"}
+    assert not frame.run_file.str.startswith("/").any()  # no local absolute paths leak into published files
