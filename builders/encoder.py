@@ -88,13 +88,13 @@ def fit_svd(X: sp.csr_matrix, n_components: int, seed: int, n_iter: int = 7) -> 
     svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=n_iter, random_state=seed)
     Xn = l2_rows(X)
     svd.fit(Xn)
-    comps = svd.components_.astype(np.float64)
+    comps = np.ascontiguousarray(svd.components_, dtype=np.float64)
     # fix each component's sign (largest |loading| positive) so the basis does not depend on the solver
     signs = np.sign(comps[np.arange(k), np.abs(comps).argmax(axis=1)])
     comps *= signs[:, None]
     proj = np.asarray(Xn @ comps.T)
     scale = np.maximum(proj.std(axis=0), 1e-6)
-    return comps.astype(np.float32), scale.astype(np.float32)
+    return np.ascontiguousarray(comps, dtype=np.float32), np.ascontiguousarray(scale, dtype=np.float32)
 
 
 class StyleMLP(torch.nn.Module):
@@ -201,8 +201,8 @@ def train_mlp(
             losses.append(epoch_loss / n)
     weights = {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
     stats = {"train_sentences": int(n), "train_users": len(uniq), "same_product_groups": len(groups),
-             "users_with_coreviewers": len(co_pools), "loss_first": round(losses[0], 6),
-             "loss_last": round(losses[-1], 6)}  # fmt: skip
+             "users_with_coreviewers": len(co_pools), "loss_first": round(losses[0], 6) if losses else None,
+             "loss_last": round(losses[-1], 6) if losses else None}  # fmt: skip
     return weights, stats
 
 
@@ -222,8 +222,8 @@ class SyntaxEncoder:
         meta: dict[str, Any] | None = None,
     ) -> None:
         self.vocab = vocab
-        self.components = np.asarray(components, dtype=np.float32)
-        self.scale = np.asarray(scale, dtype=np.float32)
+        self.components = np.ascontiguousarray(components, dtype=np.float32)
+        self.scale = np.ascontiguousarray(scale, dtype=np.float32)
         self.config = config
         self.meta = dict(meta or {})
         self.model = StyleMLP(self.components.shape[0], config.hidden, config.dim)

@@ -343,7 +343,7 @@ def run_errors(
     corrector = corrector or get_corrector(backend, **kwargs)
     texts = [r["text"] for r in profile]
     corrected: list[str] = []
-    for i in tqdm(range(0, len(texts), 512), desc=f"correct ({backend})", leave=False):
+    for i in tqdm(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):
         corrected += corrector.correct(texts[i : i + 512])
     import errant
 

@@ -54,7 +54,7 @@ td.best .v { font-weight: 700; } td.worst .v { text-decoration: underline; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th.text-left { text-align: left; }
 .ci { display: block; color: var(--muted); font-size: .72rem; }
-.badge { display: inline-block; font-size: .72rem; padding: 0 .4rem; border-radius: .6rem; margin-left: .35rem;
+.badge { display: table; font-size: .7rem; padding: 0 .4rem; border-radius: .6rem; margin: .1rem 0 0;
          background: #fff8c5; border: 1px solid #d4a72c; color: #7d4e00; }
 .text-left { text-align: left; }
 figure { margin: 1rem 0; } figure img { width: 760px; max-width: 100%; border: 1px solid var(--line); }
@@ -181,7 +181,10 @@ def _breakdown_tables(breakdown: pd.DataFrame, domain: str) -> str:
         rows = []
         for (model, stratum), cell in sorted(sub.groupby(["model", "stratum"])):
             values = dict(zip(cell["metric"], cell["value"], strict=True))
-            tds = [_model_cell(model, cell["stand_in_for"].iloc[0]), f'<td class="text-left">{_esc(stratum)}</td>']
+            tds = [
+                _model_cell(model, cell["stand_in_for"].iloc[0]),
+                f'<td class="text-left">{_esc(stratum)}</td>',
+            ]
             tds += [f'<td data-value="{_num_attr(values.get(m))}">{pct(values.get(m))}</td>' for m in metrics]
             n = int(cell["n"].iloc[0])
             tds.append(f'<td data-value="{n}">{n}</td>')
@@ -239,8 +242,15 @@ def _domain_section(
     eff = effectiveness_table(tidy, domain)
     if not eff.dropna(how="all").empty:
         models = model_table(tidy).set_index("model")
-        eff.insert(0, "stand_in_for", [models.loc[m, "stand_in_for"] if m in models.index else None for m in eff.index])
-        labels = {f"{p}:{m}": f"{'Syn' if p == 'syntactic' else 'Err'} {LABELS[m]}" for p, m in EFFECTIVENESS_COLUMNS}
+        eff.insert(
+            0,
+            "stand_in_for",
+            [models.loc[m, "stand_in_for"] if m in models.index else None for m in eff.index],
+        )
+        labels = {
+            f"{p}:{m}": f"{'Syn' if p == 'syntactic' else 'Err'} {LABELS[m]}"
+            for p, m in EFFECTIVENESS_COLUMNS
+        }
         metrics = [f"{p}:{m}" for p, m in EFFECTIVENESS_COLUMNS]
         parts.append("<h3>Effectiveness (higher is better; bold = highest, underlined = lowest)</h3>")
         parts.append(
@@ -324,7 +334,8 @@ def render_html(
     models = model_table(tidy)
     weights = dict(zip(models["model"], models["weights"], strict=True)) if not models.empty else {}
     options = "".join(
-        f'<option value="{_esc(d)}">{_esc("Average over domains" if d == AVERAGE else d)}</option>' for d in domains
+        f'<option value="{_esc(d)}">{_esc("Average over domains" if d == AVERAGE else d)}</option>'
+        for d in domains
     )
     runs = sorted(set(tidy.loc[tidy["selected"], "run_file"]))
     sections = "".join(_domain_section(tidy, breakdown, d, plot_files, weights) for d in domains)

@@ -128,7 +128,9 @@ def find_results_files(paths: Iterable[Path]) -> list[Path]:
         elif path.is_dir():
             found.update(p.resolve() for p in path.rglob("results_*.json") if p.is_file())
         else:
-            raise NoResultsError(f"Results path does not exist: {str(path)!r}. Pass a results file or directory.")
+            raise NoResultsError(
+                f"Results path does not exist: {str(path)!r}. Pass a results file or directory."
+            )
     if not found:
         shown = ", ".join(repr(str(p)) for p in paths)
         raise NoResultsError(
@@ -479,7 +481,9 @@ def display_name(model: str, stand_in_for: Any) -> str:
 # -- wide tables --------------------------------------------------------------------------------------
 
 
-def wide_table(tidy: pd.DataFrame, pair_type: str, metrics: Sequence[str], domain: str = AVERAGE) -> pd.DataFrame:
+def wide_table(
+    tidy: pd.DataFrame, pair_type: str, metrics: Sequence[str], domain: str = AVERAGE
+) -> pd.DataFrame:
     """Rows = models, columns = ``metric``, ``metric_ci_low``, ``metric_ci_high`` (fractions) + ``n``.
 
     Models that did not run ``pair_type`` on ``domain`` are absent rather than shown as zeros.
@@ -517,7 +521,9 @@ def effectiveness_table(tidy: pd.DataFrame, domain: str = AVERAGE) -> pd.DataFra
     return out
 
 
-def mark_extremes(table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool) -> dict[tuple[str, str], str]:
+def mark_extremes(
+    table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool
+) -> dict[tuple[str, str], str]:
     """``{(model, metric): "best" | "worst"}``, as the paper marks its tables.
 
     The paper bolds the lowest (most robust) and underlines the highest (most sensitive) value per
@@ -587,7 +593,9 @@ def table_markdown(
     return "\n".join(lines)
 
 
-def table_csv_frame(table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool, domain: str) -> pd.DataFrame:
+def table_csv_frame(
+    table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool, domain: str
+) -> pd.DataFrame:
     """The table as CSV-ready rows: percentages (×100, unrounded), CI bounds and a ``marks`` column."""
     marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
     out = pd.DataFrame(index=table.index)
@@ -601,7 +609,8 @@ def table_csv_frame(table: pd.DataFrame, metrics: Sequence[str], *, lower_is_bet
     if "n" in table:
         out["n"] = table["n"]
     out["marks"] = [
-        ";".join(f"{marks[(str(model), m)]}:{m}" for m in metrics if (str(model), m) in marks) for model in table.index
+        ";".join(f"{marks[(str(model), m)]}:{m}" for m in metrics if (str(model), m) in marks)
+        for model in table.index
     ]
     return out.reset_index()
 
@@ -681,13 +690,19 @@ def breakdown_markdown(frame: pd.DataFrame) -> str:
             part = frame[(frame["domain"] == domain) & (frame["by"] == by)]
             if part.empty:
                 continue
-            metrics = sorted(part["metric"].unique(), key=lambda m: (m.startswith("mrr"), _stratum_key(m.split("@")[-1])))
+            metrics = sorted(
+                part["metric"].unique(), key=lambda m: (m.startswith("mrr"), _stratum_key(m.split("@")[-1]))
+            )
             title = "all domains, pooled by pair count" if domain == "all" else domain
             what = "error mechanism" if by == "mechanism" else "number of edits" if by == "n_edits" else by
             lines = [
                 f"#### By {what} — {title}",
                 "",
-                "| Model | " + what.capitalize() + " | " + " | ".join(f"{LABELS.get(m, m)} (%)" for m in metrics) + " | n |",
+                "| Model | "
+                + what.capitalize()
+                + " | "
+                + " | ".join(f"{LABELS.get(m, m)} (%)" for m in metrics)
+                + " | n |",
                 "|---|---|" + "---:|" * (len(metrics) + 1),
             ]
             for (model, stratum), cell in sorted(
@@ -742,7 +757,11 @@ def robustness_markdown(tidy: pd.DataFrame, pair_type: str) -> str:
         table = wide_table(tidy, pair_type, metrics, domain)
         if table.empty:
             continue
-        heading = "Equal-weight average over the domains each model ran" if domain == AVERAGE else f"Domain: {domain}"
+        heading = (
+            "Equal-weight average over the domains each model ran"
+            if domain == AVERAGE
+            else f"Domain: {domain}"
+        )
         extra = None
         if domain == AVERAGE and not models.empty:
             extra = {"Domains": {m: str(models.loc[m, "domains"]) for m in table.index if m in models.index}}
@@ -758,7 +777,9 @@ _LEGEND = (
 
 def effectiveness_markdown(tidy: pd.DataFrame) -> str:
     """Effectiveness beside robustness (higher is better: best bold, worst underlined)."""
-    labels = {f"{p}:{m}": f"{'Syn' if p == 'syntactic' else 'Err'} {LABELS[m]}" for p, m in EFFECTIVENESS_COLUMNS}
+    labels = {
+        f"{p}:{m}": f"{'Syn' if p == 'syntactic' else 'Err'} {LABELS[m]}" for p, m in EFFECTIVENESS_COLUMNS
+    }
     metrics = [f"{p}:{m}" for p, m in EFFECTIVENESS_COLUMNS]
     parts = [
         "## Effectiveness (higher is better)",
@@ -772,9 +793,18 @@ def effectiveness_markdown(tidy: pd.DataFrame) -> str:
         if table.dropna(how="all").empty:
             continue
         models = model_table(tidy).set_index("model")
-        table.insert(0, "stand_in_for", [models.loc[m, "stand_in_for"] if m in models.index else None for m in table.index])
+        table.insert(
+            0,
+            "stand_in_for",
+            [models.loc[m, "stand_in_for"] if m in models.index else None for m in table.index],
+        )
         heading = "Equal-weight average over domains" if domain == AVERAGE else f"Domain: {domain}"
-        parts += [f"### {heading}", "", table_markdown(table, metrics, lower_is_better=False, labels=labels, ci=False, n_column=False), ""]
+        parts += [
+            f"### {heading}",
+            "",
+            table_markdown(table, metrics, lower_is_better=False, labels=labels, ci=False, n_column=False),
+            "",
+        ]
     return "\n".join(parts)
 
 
@@ -790,7 +820,10 @@ def all_table_frames(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
         ]
         frames[f"{pair_type}_robustness"] = pd.concat(parts, ignore_index=True)
     metrics = [f"{p}:{m}" for p, m in EFFECTIVENESS_COLUMNS]
-    parts = [table_csv_frame(effectiveness_table(tidy, d), metrics, lower_is_better=False, domain=d) for d in domains]
+    parts = [
+        table_csv_frame(effectiveness_table(tidy, d), metrics, lower_is_better=False, domain=d)
+        for d in domains
+    ]
     frames["effectiveness"] = pd.concat(parts, ignore_index=True)
     return frames
 
@@ -816,7 +849,9 @@ def write_leaderboard(
     runs = load_runs(inputs)
     tidy = tidy_frame(runs, all_runs=all_runs)
     selected = tidy[tidy["selected"]]
-    outputs = LeaderboardOutputs(out_dir=out_dir, runs=[r.path for r in runs], models=sorted(selected["model"].unique()))
+    outputs = LeaderboardOutputs(
+        out_dir=out_dir, runs=[r.path for r in runs], models=sorted(selected["model"].unique())
+    )
     files = outputs.files
     files.append(_write_parquet(out_dir / "leaderboard.parquet", tidy))
     files.append(_write_csv(out_dir / "leaderboard.csv", tidy))
@@ -841,7 +876,11 @@ def write_leaderboard(
         from harness.plots import write_plots
 
         plot_files = write_plots(tidy, out_dir / "plots")
-        files += [p for plot in plot_files for p in (plot.png, plot.svg)]
+        fresh = {p for plot in plot_files for p in (plot.png, plot.svg)}
+        for stale in (out_dir / "plots").glob("*_*.*"):
+            if stale.suffix in {".png", ".svg"} and stale not in fresh:
+                stale.unlink()  # a domain or model no longer present must not leave an old plot behind
+        files += sorted(fresh)
     comparison = None
     if paper:
         from harness.paper import compare_markdown, comparison_frame, load_paper_tables
@@ -853,7 +892,9 @@ def write_leaderboard(
     if html:
         from harness.html_page import write_html
 
-        files.append(write_html(tidy, breakdown, out_dir / "index.html", plot_files=plot_files, comparison=comparison))
+        files.append(
+            write_html(tidy, breakdown, out_dir / "index.html", plot_files=plot_files, comparison=comparison)
+        )
     manifest = {
         "selection": "newest run per (model, task); see harness/leaderboard.py",
         "all_runs_in_tidy": all_runs,

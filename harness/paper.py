@@ -43,7 +43,9 @@ PAPER_SYSTEMS: tuple[PaperSystem, ...] = (
     PaperSystem("GTE-base", ("gte-base", "gte"), ("thenlper/gte-base",)),
     PaperSystem("BGE-M3 Hybrid", ("bge-m3", "bge-m3-hybrid", "bgem3"), ("BAAI/bge-m3",)),
     PaperSystem("ColBERTv2", ("colbertv2", "colbert"), ("colbert-ir/colbertv2.0",)),
-    PaperSystem("Llama-3.1-8B", ("llama-3.1-8b", "llama3.1-8b", "llama"), ("meta-llama/Llama-3.1-8B-Instruct",)),
+    PaperSystem(
+        "Llama-3.1-8B", ("llama-3.1-8b", "llama3.1-8b", "llama"), ("meta-llama/Llama-3.1-8B-Instruct",)
+    ),
     PaperSystem("Qwen3-Reranker-8B", ("qwen3-reranker-8b", "qwen3-reranker"), ("Qwen/Qwen3-Reranker-8B",)),
 )
 """Model-name mapping (not results): which of our model names denote which paper system."""
@@ -73,7 +75,15 @@ def _system_named(name: str) -> PaperSystem | None:
     return None
 
 
-def match_paper_system(model: Any, model_name: Any, weights: Any, stand_in_for: Any) -> tuple[str, str] | None:
+def _same_weights(weights: str, paper_weights: Sequence[str]) -> bool:
+    """Our weights are the paper's checkpoint: its Hub id, or a local path ending in its name."""
+    ours = _norm(weights)
+    return any(ours == _norm(w) or _norm(Path(w).name) in ours for w in paper_weights)
+
+
+def match_paper_system(
+    model: Any, model_name: Any, weights: Any, stand_in_for: Any
+) -> tuple[str, str] | None:
     """``(paper system, how it matched)`` or ``None``.
 
     ``how`` is ``"same system"`` or ``"stand-in (<weights>)"``. A run that declares
@@ -88,9 +98,8 @@ def match_paper_system(model: Any, model_name: Any, weights: Any, stand_in_for: 
         system = _system_named(name) if name else None
         if system is None:
             continue
-        if system.weights and weights and _norm(weights) not in {_norm(w) for w in system.weights}:
-            if not any(_norm(Path(w).name) in _norm(weights) for w in system.weights):
-                return system.name, f"stand-in ({weights})"
+        if system.weights and weights and not _same_weights(weights, system.weights):
+            return system.name, f"stand-in ({weights})"
         return system.name, "same system"
     return None
 
@@ -117,7 +126,9 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
                 continue
             for column, published in zip(columns[1:], prow[1:], strict=True):
                 metric = _COLUMN_TO_METRIC.get(column, column)
-                ours = sel[(sel["model"] == m["model"]) & (sel["pair_type"] == pair_type) & (sel["metric"] == metric)]
+                ours = sel[
+                    (sel["model"] == m["model"]) & (sel["pair_type"] == pair_type) & (sel["metric"] == metric)
+                ]
                 if ours.empty:
                     continue
                 value = 100.0 * float(ours["value"].iloc[0])
@@ -135,13 +146,16 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
                     }
                 )
     frame = pd.DataFrame(
-        rows, columns=["model", "paper_model", "match", "pair_type", "metric", "ours", "paper", "gap", "domains"]
+        rows,
+        columns=["model", "paper_model", "match", "pair_type", "metric", "ours", "paper", "gap", "domains"],
     )
     frame.attrs["source"] = str(paper.get("source", "unknown"))
     return frame
 
 
-def compare_markdown(tidy: pd.DataFrame, paper: Mapping[str, Any], comparison: pd.DataFrame | None = None) -> str:
+def compare_markdown(
+    tidy: pd.DataFrame, paper: Mapping[str, Any], comparison: pd.DataFrame | None = None
+) -> str:
     """The comparison as markdown: per table, one row per our model, cells ``ours / paper (gap)``."""
     frame = comparison_frame(tidy, paper) if comparison is None else comparison
     source = paper.get("source", "unknown")
@@ -158,11 +172,17 @@ def compare_markdown(tidy: pd.DataFrame, paper: Mapping[str, Any], comparison: p
     for pair_type, key in _PAPER_TABLES.items():
         columns = (paper.get(key) or {}).get("columns") or []
         metrics = [_COLUMN_TO_METRIC.get(c, c) for c in columns[1:]]
-        title = "Syntactic pairs (Flip@K, mean RRstd)" if pair_type == "syntactic" else "Writing-error pairs (Deg@K, MRRdeg)"
+        title = (
+            "Syntactic pairs (Flip@K, mean RRstd)"
+            if pair_type == "syntactic"
+            else "Writing-error pairs (Deg@K, MRRdeg)"
+        )
         lines += [
             f"## {title}",
             "",
-            "| Our model | Paper system | Match | " + " | ".join(LABELS.get(m, m) for m in metrics) + " | Our domains |",
+            "| Our model | Paper system | Match | "
+            + " | ".join(LABELS.get(m, m) for m in metrics)
+            + " | Our domains |",
             "|---|---|---|" + "---:|" * len(metrics) + "---|",
         ]
         part = frame[frame["pair_type"] == pair_type]
@@ -177,15 +197,23 @@ def compare_markdown(tidy: pd.DataFrame, paper: Mapping[str, Any], comparison: p
                     cells.append("–")
             first = rows.iloc[0]
             lines.append(
-                f"| {model} | {first['paper_model']} | {first['match']} | " + " | ".join(cells) + f" | {first['domains']} |"
+                f"| {model} | {first['paper_model']} | {first['match']} | "
+                + " | ".join(cells)
+                + f" | {first['domains']} |"
             )
         matched = set(part["model"])
         for model in models["model"]:
             if model not in matched:
-                lines.append(f"| {model} | — | no paper counterpart | " + " | ".join("–" for _ in metrics) + " | |")
+                lines.append(
+                    f"| {model} | — | no paper counterpart | " + " | ".join("–" for _ in metrics) + " | |"
+                )
         shown = set(part["paper_model"])
         missing = [r[0] for r in (paper.get(key) or {}).get("rows") or [] if r[0] not in shown]
-        lines += ["", f"Paper systems without a measured counterpart here: {', '.join(missing) or 'none'}.", ""]
+        lines += [
+            "",
+            f"Paper systems without a measured counterpart here: {', '.join(missing) or 'none'}.",
+            "",
+        ]
     stand_ins = sorted(set(frame.loc[frame["match"].str.startswith("stand-in"), "model"]))
     if stand_ins:
         lines += [

@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.leaderboard import AVERAGE, KS, domains_of, display_name
+from harness.leaderboard import AVERAGE, KS, display_name, domains_of
 from pqb_dataset.io import atomic_write_bytes
 
 _RC = {
@@ -58,7 +58,9 @@ class PlotFile:
 
 def _style(models: Sequence[str]) -> dict[str, tuple[str, str]]:
     """A fixed colour and marker per model (by sorted name), identical in every plot."""
-    return {m: (_PALETTE[i % len(_PALETTE)], _MARKERS[i % len(_MARKERS)]) for i, m in enumerate(sorted(models))}
+    return {
+        m: (_PALETTE[i % len(_PALETTE)], _MARKERS[i % len(_MARKERS)]) for i, m in enumerate(sorted(models))
+    }
 
 
 def _metric_frame(tidy: pd.DataFrame, pair_type: str, domain: str) -> pd.DataFrame:
@@ -101,7 +103,11 @@ def at_k_figure(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> Fi
             continue
         ax.plot(*zip(*points, strict=True), color=color, marker=marker, label=labels.get(model, model))
         band = [
-            (x, _value(frame, model, f"{prefix}@{k}", "ci_low"), _value(frame, model, f"{prefix}@{k}", "ci_high"))
+            (
+                x,
+                _value(frame, model, f"{prefix}@{k}", "ci_low"),
+                _value(frame, model, f"{prefix}@{k}", "ci_high"),
+            )
             for x, k in zip(xs, KS, strict=True)
         ]
         band = [(x, lo, hi) for x, lo, hi in band if lo is not None and hi is not None]

@@ -56,7 +56,9 @@ def domains(frame: pd.DataFrame) -> list[str]:
 def summary_table(frame: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> pd.DataFrame:
     """Rows = models; robustness metrics then effectiveness, in % with 2 decimals; most robust first."""
     metrics = ROBUSTNESS[pair_type] + EFFECTIVENESS[pair_type]
-    sel = frame[(frame["pair_type"] == pair_type) & (frame["domain"] == domain) & frame["metric"].isin(metrics)]
+    sel = frame[
+        (frame["pair_type"] == pair_type) & (frame["domain"] == domain) & frame["metric"].isin(metrics)
+    ]
     if sel.empty:
         return pd.DataFrame(columns=["model", *metrics])
     wide = sel.pivot_table(index="model", columns="metric", values="value", aggfunc="first")

@@ -16,9 +16,22 @@ from pathlib import Path
 from typing import Any
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success rename it over ``path``, else delete it."""
+    """Yield a temporary path next to ``path``; on success rename it over ``path``, else delete it.
+
+    The file gets the permissions a plain ``open(path, "w")`` would give (``0o666`` minus the umask),
+    not ``mkstemp``'s owner-only ``0o600``, so published pages and datasets stay readable.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -26,6 +39,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if tmp_path.exists():
+            os.chmod(tmp_path, 0o666 & ~_UMASK)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

@@ -31,11 +31,19 @@ class Recorder:
 
         def upload_file(self: HfApi, **kwargs: Any) -> Any:
             recorder.calls.append(("upload_file", kwargs, self.token))
-            return type("CommitInfo", (), {"commit_url": f"https://huggingface.co/datasets/{kwargs['repo_id']}/commit/abc"})()
+            return type(
+                "CommitInfo",
+                (),
+                {"commit_url": f"https://huggingface.co/datasets/{kwargs['repo_id']}/commit/abc"},
+            )()
 
         def upload_folder(self: HfApi, **kwargs: Any) -> Any:
             recorder.calls.append(("upload_folder", kwargs, self.token))
-            return type("CommitInfo", (), {"commit_url": f"https://huggingface.co/datasets/{kwargs['repo_id']}/commit/def"})()
+            return type(
+                "CommitInfo",
+                (),
+                {"commit_url": f"https://huggingface.co/datasets/{kwargs['repo_id']}/commit/def"},
+            )()
 
         monkeypatch.setattr(HfApi, "create_repo", create_repo)
         monkeypatch.setattr(HfApi, "upload_file", upload_file)
@@ -60,7 +68,9 @@ def run_dir(tmp_path: Path) -> tuple[Path, Path, Path]:
     return tmp_path / "results", result, samples
 
 
-def _assert_no_token(caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str], *paths: Path) -> None:
+def _assert_no_token(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str], *paths: Path
+) -> None:
     captured = capsys.readouterr()
     assert TOKEN not in caplog.text and TOKEN not in captured.out and TOKEN not in captured.err
     for path in paths:
@@ -85,9 +95,16 @@ def test_push_results_uses_lm_eval_layout(
     names = [c[0] for c in recorder.calls]
     assert names == ["create_repo", "upload_file", "upload_file"]
     create, up_results, up_samples = (c[1] for c in recorder.calls)
-    assert create["repo_type"] == "dataset" and create["exist_ok"] is True and create["repo_id"] == "org/pqb-results"
+    assert (
+        create["repo_type"] == "dataset"
+        and create["exist_ok"] is True
+        and create["repo_id"] == "org/pqb-results"
+    )
     assert up_results["path_in_repo"] == "BAAI__bge-m3/results_2026-01-12T10-00-00.000000.json"
-    assert up_samples["path_in_repo"] == "BAAI__bge-m3/samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
+    assert (
+        up_samples["path_in_repo"]
+        == "BAAI__bge-m3/samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
+    )
     assert {c[1]["repo_type"] for c in recorder.calls} == {"dataset"}
     assert {c[2] for c in recorder.calls} == {TOKEN}  # the token reaches the client, and only the client
     _assert_no_token(caplog, capsys, output)
@@ -130,5 +147,5 @@ def test_leaderboard_push_uploads_folder(
 
 
 def test_push_leaderboard_needs_a_written_folder(recorder: Recorder, tmp_path: Path) -> None:
-    with pytest.raises(hub.HubPublishError, match="leaderboard.parquet"):
+    with pytest.raises(hub.HubPublishError, match=r"leaderboard\.parquet"):
         hub.push_leaderboard(tmp_path, "org/pqb-results", token=TOKEN)

@@ -73,12 +73,17 @@ def test_newest_run_wins_per_model_and_task(runs: list[lb.Run]) -> None:
 def test_task_only_in_older_run_is_kept_and_average_recomputed(tmp_path: Path) -> None:
     """An old run's task survives when no newer run has it; the average is then a recomputed mean."""
     old = _json(OLD_BM25)
-    old["results"]["pqb_syntactic_baby_products"] = {**old["results"]["pqb_syntactic_video_games"], "alias": "pqb_syntactic_baby_products"}
+    old["results"]["pqb_syntactic_baby_products"] = {
+        **old["results"]["pqb_syntactic_video_games"],
+        "alias": "pqb_syntactic_baby_products",
+    }
     (tmp_path / "bm25").mkdir()
     (tmp_path / "bm25" / OLD_BM25.name).write_text(json.dumps(old))
     shutil.copy(NEW_BM25, tmp_path / "bm25" / NEW_BM25.name)
     tidy = lb.tidy_frame(lb.load_runs([tmp_path]))
-    avg = tidy[(tidy.domain == "average") & (tidy.pair_type == "syntactic") & (tidy.metric == "flip@10")].iloc[0]
+    avg = tidy[
+        (tidy.domain == "average") & (tidy.pair_type == "syntactic") & (tidy.metric == "flip@10")
+    ].iloc[0]
     new = _json(NEW_BM25)["results"]
     per_domain = [new["pqb_syntactic_musical_instruments"]["flip@10"], new["pqb_syntactic_video_games"]["flip@10"],
                   old["results"]["pqb_syntactic_baby_products"]["flip@10"]]  # fmt: skip
@@ -119,7 +124,11 @@ def test_robustness_csv_equals_results_json(written: Path) -> None:
     for row in rows:
         if row["model"] != "bm25":
             continue
-        block = new["groups"]["error"] if row["domain"] == "average" else new["results"][f"pqb_error_{row['domain']}"]
+        block = (
+            new["groups"]["error"]
+            if row["domain"] == "average"
+            else new["results"][f"pqb_error_{row['domain']}"]
+        )
         for metric in lb.ROBUSTNESS_COLUMNS["error"]:
             assert float(row[metric]) == pytest.approx(100 * block[metric], abs=1e-9)
             assert float(row[f"{metric}_ci_low"]) == pytest.approx(100 * block[f"{metric}_ci"][0], abs=1e-9)
@@ -128,7 +137,9 @@ def test_robustness_csv_equals_results_json(written: Path) -> None:
 def test_robustness_markdown_equals_results_json(written: Path) -> None:
     text = (written / "syntactic_robustness.md").read_text()
     rows = _md_rows(text, "### Domain: video_games")
-    minilm = _json(DATA / "minilm" / "results_2026-01-11T09-00-00.000000.json")["results"]["pqb_syntactic_video_games"]
+    minilm = _json(DATA / "minilm" / "results_2026-01-11T09-00-00.000000.json")["results"][
+        "pqb_syntactic_video_games"
+    ]
     cells = rows["minilm (stand-in for thenlper/gte-base)"]
     for cell, metric in zip(cells, lb.ROBUSTNESS_COLUMNS["syntactic"], strict=False):
         assert _number(cell) == pytest.approx(round(100 * minilm[metric], 2))
@@ -149,7 +160,11 @@ def test_best_bold_worst_underlined_as_in_the_paper(written: Path, tidy: pd.Data
 
 def test_mark_extremes_ties_and_single_rows() -> None:
     table = pd.DataFrame({"m": [0.1, 0.1, 0.3]}, index=["a", "b", "c"])
-    assert lb.mark_extremes(table, ["m"], lower_is_better=True) == {("a", "m"): "best", ("b", "m"): "best", ("c", "m"): "worst"}
+    assert lb.mark_extremes(table, ["m"], lower_is_better=True) == {
+        ("a", "m"): "best",
+        ("b", "m"): "best",
+        ("c", "m"): "worst",
+    }
     assert lb.mark_extremes(table, ["m"], lower_is_better=False)[("c", "m")] == "best"
     assert lb.mark_extremes(table.iloc[:1], ["m"], lower_is_better=True) == {}
 
@@ -165,11 +180,24 @@ def test_breakdown_pooled_rows_weight_domains_by_pairs(runs: list[lb.Run]) -> No
     frame = lb.breakdown_frame(runs)
     bds = _json(NEW_BM25)["breakdowns"]
     cells = [bds[f"pqb_error_{d}"]["mechanism"]["deletion"] for d in ("musical_instruments", "video_games")]
-    pooled = frame[(frame.model == "bm25") & (frame.domain == "all") & (frame.stratum == "deletion") & (frame.metric == "deg@1")]
+    pooled = frame[
+        (frame.model == "bm25")
+        & (frame.domain == "all")
+        & (frame.stratum == "deletion")
+        & (frame.metric == "deg@1")
+    ]
     expected = sum(c["deg@1"] * c["n"] for c in cells) / sum(c["n"] for c in cells)
     assert pooled["value"].iloc[0] == pytest.approx(expected)
-    one = frame[(frame.model == "bm25") & (frame.domain == "video_games") & (frame.by == "n_edits") & (frame.stratum == "2")]
-    assert dict(zip(one.metric, one.value, strict=True))["deg@10"] == bds["pqb_error_video_games"]["n_edits"]["2"]["deg@10"]
+    one = frame[
+        (frame.model == "bm25")
+        & (frame.domain == "video_games")
+        & (frame.by == "n_edits")
+        & (frame.stratum == "2")
+    ]
+    assert (
+        dict(zip(one.metric, one.value, strict=True))["deg@10"]
+        == bds["pqb_error_video_games"]["n_edits"]["2"]["deg@10"]
+    )
 
 
 def test_stand_in_identity_read_from_nested_weights(runs: list[lb.Run]) -> None:

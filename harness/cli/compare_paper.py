@@ -19,8 +19,12 @@ stand_in_for (e.g. MiniLM for GTE-base) is shown as a stand-in, never as the pap
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", type=Path, help="results files or folders (searched for results_*.json)")
-    p.add_argument("--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)")
+    p.add_argument(
+        "paths", nargs="+", type=Path, help="results files or folders (searched for results_*.json)"
+    )
+    p.add_argument(
+        "--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)"
+    )
     p.add_argument("--out", type=Path, default=None, help="also write the markdown to this file")
 
 

@@ -21,14 +21,20 @@ file name's timestamp). --all-runs also keeps older runs in leaderboard.{parquet
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", type=Path, help="results files or folders (searched for results_*.json)")
+    p.add_argument(
+        "paths", nargs="+", type=Path, help="results files or folders (searched for results_*.json)"
+    )
     p.add_argument("--out", type=Path, required=True, help="folder to write the leaderboard into")
-    p.add_argument("--push", metavar="REPO_ID", default=None, help="also upload the folder to this Hub dataset repo")
+    p.add_argument(
+        "--push", metavar="REPO_ID", default=None, help="also upload the folder to this Hub dataset repo"
+    )
     p.add_argument("--all-runs", action="store_true", help="keep non-newest runs in the tidy table too")
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib plots")
     p.add_argument("--no-html", action="store_true", help="skip index.html")
     p.add_argument("--no-paper", action="store_true", help="skip paper_comparison.md")
-    p.add_argument("--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)")
+    p.add_argument(
+        "--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

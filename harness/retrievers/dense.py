@@ -201,15 +201,13 @@ class DenseRetriever(NeuralRetriever):
             "dtype": self._dtype_str(),
         }
 
-    def describe(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, Any]:
         return {
-            **super().describe(),
             **self._doc_settings(),
             "query_prompt": self.query_prompt,
             "query_prompt_name": self.query_prompt_name,
             "similarity": "cosine" if self.normalize else "dot",
-            "search": "faiss-flat-ip" if self.use_faiss else "exact-matmul",
         }
 
-    def cache_settings(self) -> dict[str, Any]:
-        return {k: v for k, v in self.describe().items() if k not in {"device", "search"}}
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "search": "faiss-flat-ip" if self.use_faiss else "exact-matmul"}

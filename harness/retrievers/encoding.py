@@ -383,7 +383,7 @@ def resolve_pretrained(pretrained: str) -> tuple[str, dict[str, Any]]:
 
 
 # -- common base for neural retrievers ---------------------------------------------------------------
-from harness.retrievers.base import Retriever  # noqa: E402  (light: numpy only)
+from harness.retrievers.base import Retriever, SearchResult  # noqa: E402  (light: numpy only)
 
 
 class NeuralRetriever(Retriever):
@@ -424,18 +424,25 @@ class NeuralRetriever(Retriever):
         self.stand_in_for = None if stand_in_for in (None, "", "None", "none") else str(stand_in_for)
         self.multi_gpu: bool | str = multi_gpu if multi_gpu == "auto" else as_bool(multi_gpu)
         self.show_progress = as_bool(show_progress)
-        self.weights: dict[str, Any] = {}
-
-    def _record_weights(self, loaded: Any = None, **extra: Any) -> None:
-        """Fill ``self.weights`` from what was actually loaded (``loaded``: a model or config)."""
-        self.weights = describe_weights(
+        self.weights: dict[str, Any] = describe_weights(
             self.pretrained,
             revision=self.revision,
-            commit=hub_commit(loaded) if loaded is not None else None,
+            commit=cached_hub_commit(self.pretrained, self.revision),
             stand_in_for=self.stand_in_for,
             **self._package_info,
-            **extra,
         )
+        self.weights_identity: dict[str, Any] = {
+            k: self.weights[k] for k in ("model", "sha256", "revision", "commit") if k in self.weights
+        }
+        """Frozen at construction, without loading the model: the run cache asks for ``cache_settings()``
+        before ``index``, and the key must not change once the model is loaded."""
+
+    def _record_weights(self, loaded: Any = None, **extra: Any) -> None:
+        """Complete ``self.weights`` from what was actually loaded (``loaded``: a model or config)."""
+        commit = hub_commit(loaded) if loaded is not None else None
+        if commit and "sha256" not in self.weights:
+            self.weights["commit"] = commit
+        self.weights.update(extra)
 
     def _dtype_str(self) -> str:
         return str(self.dtype).removeprefix("torch.")
@@ -445,16 +452,157 @@ class NeuralRetriever(Retriever):
 
     def _cache_for(self, corpus: Corpus, cache_dir: Path | None, doc_settings: dict[str, Any]) -> ArrayCache:
         """Cache keyed by (retriever name, weights identity, corpus fingerprint, doc-side settings)."""
-        return ArrayCache(
-            cache_dir,
-            self.name,
-            {
-                "weights": self.weights,
-                "corpus": corpus_fingerprint(corpus),
-                "n_docs": len(corpus),
-                **doc_settings,
-            },
-        )
+        key = {"weights": self.weights_identity, "corpus": corpus_fingerprint(corpus), "n_docs": len(corpus)}
+        return ArrayCache(cache_dir, self.name, {**key, **doc_settings})
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting that changes scores (subclasses extend); recorded in describe() and cache keys."""
+        return {"dtype": self._dtype_str()}
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "weights": self.weights, "device": self.device, "dtype": self._dtype_str()}
+        return {"name": self.name, "weights": self.weights, "device": self.device, **self.settings()}
+
+    def cache_settings(self) -> dict[str, Any]:
+        """Stable before and after loading: weights identity + settings (not device, not load details)."""
+        return {"name": self.name, "weights": self.weights_identity, **self.settings()}
+
+
+def cached_hub_commit(repo_id: str, revision: str | None) -> str | None:
+    """The commit sha a Hub id resolves to in the local HF cache, without network access (or ``None``)."""
+    if is_local(repo_id) or repo_id.count("/") > 1:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    except Exception:  # a malformed id: not in the cache, nothing to report
+        return None
+    if isinstance(found, str) and "/snapshots/" in found:
+        return found.split("/snapshots/")[1].split("/")[0]
+    return None
+
+
+# -- rerankers over a first stage --------------------------------------------------------------------
+class FirstStageReranker(NeuralRetriever):
+    """Rerank the top of a first-stage list; ``search`` only (``full_scoring = False``).
+
+    Pipeline per query: first stage (default ``bm25``) top ``first_stage_k``; the first ``rerank_k`` are
+    scored by the model (every query — never conditioned on the gold target, unlike the authors'
+    clean-side shortcut, reference spec §2.4); the final list is those ``rerank_k`` sorted by
+    (model score + ``rank_prior_weight`` · rank prior, desc; first-stage rank asc) followed by the rest of
+    the first-stage list in its own order. Returned scores are monotone: reranked documents keep their
+    model score, tail documents get placeholders strictly below it (``min - 1 - j``), so tools that
+    re-sort a TREC run by score keep this order.
+
+    Args:
+        first_stage: registered model or preset producing candidates (``bm25``).
+        first_stage_args: its ``--model_args``, written ``k=v;k=v``.
+        first_stage_k / rerank_k: candidate depth and reranked prefix (paper: 100 / 25).
+        doc_chars: documents are cut to their first N characters in the prompt (paper: 240; 0 = whole text).
+        rank_prior_weight: paper's 0.1 · (R − r)/(R − 1) tie-breaking prior; 0 by default (pure model).
+    """
+
+    full_scoring = False
+
+    def __init__(
+        self,
+        *,
+        first_stage: str = "bm25",
+        first_stage_args: str = "",
+        first_stage_k: int | str = 100,
+        rerank_k: int | str = 25,
+        doc_chars: int | str = 240,
+        rank_prior_weight: float | str = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.first_stage_name = str(first_stage)
+        self.first_stage_args = str(first_stage_args or "")
+        self.first_stage_k = int(first_stage_k)
+        self.rerank_k = int(rerank_k)
+        self.doc_chars = int(doc_chars or 0)
+        self.rank_prior_weight = float(rank_prior_weight)
+        if self.rerank_k > self.first_stage_k:
+            raise ValueError(
+                f"rerank_k ({self.rerank_k}) must not exceed first_stage_k ({self.first_stage_k})."
+            )
+        self.first_stage: Retriever | None = None
+        self._doc_strings: list[str] = []
+
+    def _first_stage(self) -> Retriever:
+        if self.first_stage is None:
+            from harness.registry import create_retriever
+
+            self.first_stage = create_retriever(
+                self.first_stage_name, self.first_stage_args.replace(";", ",")
+            )
+        return self.first_stage
+
+    def _load(self) -> None:  # pragma: no cover - subclasses load their model
+        raise NotImplementedError
+
+    def score_pairs(self, queries: Sequence[str], docs: Sequence[str]) -> np.ndarray:
+        """Model relevance score of each (query, doc text) pair, higher = more relevant."""
+        raise NotImplementedError
+
+    def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:
+        first = self._first_stage()
+        first.index(corpus, cache_dir=cache_dir)
+        self._load()
+        self.corpus = corpus
+        self._doc_strings = document_strings(corpus)
+        self.stats["index_cache_hits"] = int(first.stats.get("index_cache_hits", 0))
+
+    def _doc_for_prompt(self, i: int) -> str:
+        text = self._doc_strings[i]
+        return text[: self.doc_chars] if self.doc_chars > 0 else text
+
+    def search(self, queries: Sequence[str], k: int) -> SearchResult:
+        self._require_index()
+        first = self._first_stage().search(queries, max(self.first_stage_k, 1))
+        depth = min(k, first.indices.shape[1]) if len(queries) else 0
+        pair_q, pair_d, owners = [], [], []
+        for qi, q in enumerate(queries):
+            for j in first.indices[qi, : self.rerank_k]:
+                if j >= 0:
+                    pair_q.append(q)
+                    pair_d.append(self._doc_for_prompt(int(j)))
+                    owners.append(qi)
+        pair_scores = self.score_pairs(pair_q, pair_d) if pair_q else np.empty(0, np.float32)
+        self.stats["queries_encoded"] += len(queries)
+        self.stats["docs_encoded"] += len(pair_q)
+        out_idx = np.full((len(queries), depth), -1, np.int64)
+        out_scores = np.full((len(queries), depth), -np.inf, np.float32)
+        owners_arr = np.asarray(owners, np.int64)
+        for qi in range(len(queries)):
+            cand = first.indices[qi]
+            cand = cand[cand >= 0][: self.first_stage_k]
+            head, tail = cand[: self.rerank_k], cand[self.rerank_k :]
+            s = pair_scores[owners_arr == qi].astype(np.float64)
+            if len(head) > 1 and self.rank_prior_weight:
+                s = s + self.rank_prior_weight * (len(head) - 1 - np.arange(len(head))) / (len(head) - 1)
+            order = np.lexsort((np.arange(len(head)), -s))  # score desc, first-stage rank asc
+            floor = (s.min() if len(s) else 0.0) - 1.0
+            idx = np.concatenate([head[order], tail])[:depth]
+            sc = np.concatenate([s[order], floor - np.arange(len(tail))])[:depth]
+            out_idx[qi, : len(idx)] = idx
+            out_scores[qi, : len(sc)] = sc
+        return SearchResult(out_idx, out_scores)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
+            "first_stage": self.first_stage_name,
+            "first_stage_args": self.first_stage_args,
+            "first_stage_k": self.first_stage_k,
+            "rerank_k": self.rerank_k,
+            "doc_chars": self.doc_chars,
+            "rank_prior_weight": self.rank_prior_weight,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        first = self._first_stage()
+        return {**super().describe(), "first_stage_info": first.describe()}
+
+    def cache_settings(self) -> dict[str, Any]:
+        return {**super().cache_settings(), "first_stage_settings": self._first_stage().cache_settings()}

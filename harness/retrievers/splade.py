@@ -158,8 +158,5 @@ class SpladeRetriever(NeuralRetriever):
             "pooling": "max-log1p-relu",
         }
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), **self._doc_settings(), "query_max_length": self.query_max_length}
-
-    def cache_settings(self) -> dict[str, Any]:
-        return {k: v for k, v in self.describe().items() if k != "device"}
+    def settings(self) -> dict[str, Any]:
+        return {**self._doc_settings(), "query_max_length": self.query_max_length}

@@ -1,0 +1,92 @@
+"""Profile building from sentences (builders.error_profiles), with a deterministic fake corrector."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from builders.error_profiles import ErrorProfiles, MissingInputError, run_errors
+from builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb_dataset.schema import CHAR_MECHANISMS
+
+FIXES = {"gsme": "game", "controllet": "controller", "grwat": "great", "teh": "the", "realy": "really",
+         "Their": "There", "fsst": "fast", "lovw": "love", "amazon": "Amazon"}  # fmt: skip
+
+
+class FakeCorrector:
+    """Word-for-word corrections from a table: a stand-in for a spelling/GEC back-end."""
+
+    backend_id = "fake:1"
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        pat = re.compile(r"\b(" + "|".join(FIXES) + r")\b")
+        return [pat.sub(lambda m: FIXES[m.group(0)], s) for s in sentences]
+
+
+SENTENCES = {
+    "u_keys": [  # only keyboard-adjacent slips
+        "This gsme is a lot of fun to play.",
+        "The controllet feels grwat in my hands.",
+        "I lovw it and play it every day.",
+        "Shipping was fsst and cheap.",
+    ],
+    "u_other": ["I realy like teh story.", "Their is a lot to do in this game.", "Got it on amazon."],
+    "u_clean": ["A solid game with a good story.", "Would buy again for my kids."],
+}
+
+
+def make_workdir(root: Path, heldout: bool = True) -> WorkDir:
+    rows = []
+    for u, ss in SENTENCES.items():
+        for i, s in enumerate(ss):
+            rows.append({"user_id": u, "parent_asin": "A1", "review_idx": 0, "sent_idx": i,
+                         "sentence_id": f"{u}:{i}", "text": s, "split": "profile"})  # fmt: skip
+        if heldout:
+            rows.append({"user_id": u, "parent_asin": "A1", "review_idx": 1, "sent_idx": 9,
+                         "sentence_id": f"{u}:9", "text": "Teh gsme is fine.", "split": "heldout"})  # fmt: skip
+    wd = WorkDir(root, "toy")
+    write_parquet(pa.Table.from_pylist(rows), wd.path / "sentences.parquet")
+    return wd
+
+
+def test_run_errors_builds_profiles(tmp_path: Path) -> None:
+    wd = make_workdir(tmp_path)
+    stats = run_errors(wd, corrector=FakeCorrector())
+    assert stats["users"] == 3 and stats["users_with_char_edits"] == 2
+    prof = ErrorProfiles.load(wd)
+    keys = prof.users["u_keys"]
+    assert keys["mechanisms"] == {"keyboard_adjacent": 5}
+    assert prof.users["u_other"]["mechanisms"] == {"transposition": 1, "deletion": 1, "homophone": 1}
+    assert prof.users["u_other"]["n_surface"] == 1  # amazon -> Amazon is a case slip (profiled only)
+    # held-out sentences are never profiled ("Teh gsme" would add slips to every user)
+    assert prof.users["u_clean"]["n_char"] == 0
+    p = prof.mechanism_probs("u_keys")
+    assert max(p, key=p.get) == "keyboard_adjacent" and sum(p.values()) == pytest.approx(1)
+    assert set(p) == set(CHAR_MECHANISMS)
+    # a clean writer is shrunk toward the global model, not inverted to rate 0.5
+    g = prof.global_mechanism_probs()
+    assert prof.mechanism_probs("u_clean") == pytest.approx(g)
+    assert prof.summary("u_clean")["error_rate"] < prof.global_rate
+    edits = read_parquet(wd.path / "errors" / "edits.parquet").to_pylist()
+    assert {e["original"] for e in edits if e["char_level"]} >= {"gsme", "controllet", "teh", "realy"}
+    assert all(e["sig_coarse"] for e in edits)
+
+
+def test_run_errors_is_deterministic_and_skips_when_fresh(tmp_path: Path) -> None:
+    a, b = make_workdir(tmp_path / "a"), make_workdir(tmp_path / "b")
+    run_errors(a, corrector=FakeCorrector())
+    run_errors(b, corrector=FakeCorrector())
+    for name in ("errors/edits.parquet", "errors/profiles.json"):
+        assert (a.path / name).read_bytes() == (b.path / name).read_bytes()
+    before = json.loads(a.manifest_path.read_text())["stages"]["errors"]["seconds"]
+    run_errors(WorkDir(tmp_path / "a", "toy"), corrector=FakeCorrector())  # fresh: skipped
+    assert json.loads(a.manifest_path.read_text())["stages"]["errors"]["seconds"] == before
+
+
+def test_missing_sentences_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(MissingInputError, match="pqb-build users"):
+        run_errors(WorkDir(tmp_path, "toy"), corrector=FakeCorrector())

@@ -1,0 +1,242 @@
+"""The leaderboard page in real headless Chromium: load, sort a column by clicking, switch domain, screenshot.
+
+Chromium is driven over the DevTools protocol through ``--remote-debugging-pipe`` (JSON messages on
+file descriptors 3 and 4), so the test needs the Debian ``chromium`` package and nothing from PyPI.
+Without Chromium the test skips, unless ``PQB_REQUIRE_BROWSER=1`` (CI), where that is a failure.
+``PQB_BROWSER_ARTIFACTS=<dir>`` keeps the screenshot for a person to look at.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.leaderboard import write_leaderboard
+
+DATA = Path(__file__).parent / "data" / "leaderboard" / "results"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--remote-debugging-pipe",
+)
+
+pytestmark = pytest.mark.browser
+
+
+def _chromium() -> str:
+    found = os.environ.get("PQB_CHROMIUM") or next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+    if found:
+        return found
+    reason = f"headless Chromium not found (looked for {', '.join(CHROMIUM_NAMES)}; apt-get install chromium)"
+    if os.environ.get("PQB_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"PQB_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
+class DevTools:
+    """A minimal DevTools-protocol client over Chromium's debugging pipe (no third-party package)."""
+
+    def __init__(self, binary: str, user_data_dir: Path) -> None:
+        to_chrome_r, self._to_chrome = os.pipe()
+        self._from_chrome, from_chrome_w = os.pipe()
+
+        def child() -> None:  # runs in the forked child: Chromium reads fd 3 and writes fd 4
+            hi_r, hi_w = os.dup(to_chrome_r) + 10, os.dup(from_chrome_w) + 10
+            os.dup2(to_chrome_r, hi_r)
+            os.dup2(from_chrome_w, hi_w)
+            os.dup2(hi_r, 3)
+            os.dup2(hi_w, 4)
+
+        self.proc = subprocess.Popen(
+            [binary, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
+            preexec_fn=child,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._from_chrome], [], [], left)[0]:
+                raise TimeoutError("Chromium did not answer over the DevTools pipe in time")
+            chunk = os.read(self._from_chrome, 1 << 20)
+            if not chunk:
+                raise ConnectionError("Chromium closed the DevTools pipe")
+            self._buffer += chunk
+        raw, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(raw)
+
+    def send(self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None,
+             timeout: float = 20.0) -> dict[str, Any]:  # fmt: skip
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._to_chrome, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self._read_message(deadline)
+            if reply.get("id") == self._next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def wait_event(self, method: str, timeout: float = 20.0) -> dict[str, Any]:
+        for i, event in enumerate(self.events):
+            if event.get("method") == method:
+                return self.events.pop(i)
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self._read_message(deadline)
+            if event.get("method") == method:
+                return event
+            self.events.append(event)
+
+    def close(self) -> None:
+        with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError, OSError):
+            self.send("Browser.close", timeout=5)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        os.close(self._to_chrome)
+        os.close(self._from_chrome)
+
+
+class Page:
+    """One tab: evaluate JavaScript, click at an element's centre with real mouse events, screenshot."""
+
+    def __init__(self, tools: DevTools) -> None:
+        self.tools = tools
+        target = next(t for t in tools.send("Target.getTargets")["targetInfos"] if t["type"] == "page")
+        self.session = tools.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})[
+            "sessionId"
+        ]
+        self.send("Page.enable")
+        self.send("Runtime.enable")
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1280, "height": 1600, "deviceScaleFactor": 1, "mobile": False},
+        )
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.tools.send(method, params, session=self.session)
+
+    def goto(self, url: str) -> None:
+        self.send("Page.navigate", {"url": url})
+        self.tools.wait_event("Page.loadEventFired")
+
+    def js(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"JavaScript error: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def click(self, selector: str) -> None:
+        box = self.js(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView({{block: 'center'}});"
+            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1},
+            )
+
+    def screenshot(self, path: Path) -> Path:
+        self.js("window.scrollTo(0, 0)")
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Iterator[Page]:
+    tools = DevTools(_chromium(), tmp_path / "chromium-profile")
+    try:
+        yield Page(tools)
+    finally:
+        tools.close()
+
+
+def _column(page: Page, table: str, index: int) -> list[str]:
+    return page.js(
+        f"Array.from(document.querySelectorAll('#{table} tbody tr'))"
+        f".map(r => r.cells[{index}].getAttribute('data-value'))"
+    )
+
+
+def _select_domain(page: Page, domain: str) -> None:
+    page.js(
+        "(() => { const s = document.getElementById('domain-select');"
+        f" s.value = {json.dumps(domain)}; s.dispatchEvent(new Event('change')); }})()"
+    )
+
+
+def test_page_sorts_switches_domain_and_renders(page: Page, tmp_path: Path) -> None:
+    out = tmp_path / "lb"
+    write_leaderboard([DATA], out)
+    page.goto((out / "index.html").resolve().as_uri())
+    assert page.js("document.title") == "PQB leaderboard"
+
+    models_before = _column(page, "syntactic-average", 0)
+    assert models_before == ["bm25", "minilm", "splade-tiny"]
+    page.click("#syntactic-average thead th:nth-child(2)")  # Flip@1: ascending
+    values = [float(v) for v in _column(page, "syntactic-average", 1)]
+    assert values == sorted(values)
+    models_after = _column(page, "syntactic-average", 0)
+    assert models_after != models_before, "clicking the header must reorder the rows in the DOM"
+    assert (
+        page.js(
+            "document.querySelector('#syntactic-average thead th:nth-child(2)').getAttribute('aria-sort')"
+        )
+        == "ascending"
+    )
+    page.click("#syntactic-average thead th:nth-child(2)")  # descending
+    values = [float(v) for v in _column(page, "syntactic-average", 1)]
+    assert values == sorted(values, reverse=True)
+
+    visible = "Array.from(document.querySelectorAll('section.domain-view')).filter(s => !s.hidden).map(s => s.dataset.domain)"
+    assert page.js(visible) == ["average"]
+    _select_domain(page, "video_games")
+    assert page.js(visible) == ["video_games"]
+    _select_domain(page, "average")
+
+    loaded = page.js(
+        "Array.from(document.images).filter(i => !i.hidden && i.closest('section:not([hidden])')).map(i => i.naturalWidth)"
+    )
+    assert loaded and all(w > 0 for w in loaded), "embedded plots must decode"
+
+    shot = page.screenshot(tmp_path / "leaderboard.png")
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+    keep = os.environ.get("PQB_BROWSER_ARTIFACTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "leaderboard.png")
