@@ -9,7 +9,11 @@ giving a score matrix S (held-out sentences × users).
   of the pair, then over pairs (chance 50%). The slice rarely has two fitted users on one product, so
   the default pair set is **all user pairs**; the co-reviewer pairs (users sharing a product, the
   paper's setting) are reported beside it when any exist.
-* **AUROC**: pooled over (sentence, candidate user) pairs, label = the user wrote the sentence.
+* **AUROC**: pooled over (sentence, candidate user) pairs, label = the user wrote the sentence
+  (spec §7). Pooling mixes users whose scores live on different scales (a broad Gaussian or a user
+  with many profile sentences scores every sentence higher), so we also report **per-user AUROC**:
+  for each candidate user, the AUROC of its scores separating its own held-out sentences from
+  everyone else's, averaged over users (a verification view, free of cross-user calibration).
 * **Full-profile attribution**: sum each user's held-out scores per candidate (log-likelihoods, or
   similarities for the cosine scorers) and rank the true user among all users: Top-1 and MRR.
 
@@ -154,6 +158,7 @@ class MethodResult:
     n_coreview_pairs: int
     auroc: float
     auroc_ci: tuple[float, float]
+    auroc_per_user: float
     full_top1: float
     full_top1_ci: tuple[float, float]
     full_mrr: float
@@ -187,6 +192,7 @@ def evaluate_method(
     balanced = float(pair_bal[np.triu(off)].mean())
     labels = author[:, None] == np.arange(n_users)[None, :]
     auc = auroc(S.ravel(), labels.ravel())
+    auc_user = float(np.nanmean([auroc(S[:, u], labels[:, u]) for u in range(n_users)]))
     T = np.zeros((n_users, n_users))
     np.add.at(T, author, S)  # T[a, u] = summed score of a's sentences under u
     own = T[np.arange(n_users), np.arange(n_users)]
@@ -211,6 +217,7 @@ def evaluate_method(
         n_coreview_pairs=len(co),
         auroc=auc,
         auroc_ci=_ci(boot_auc),
+        auroc_per_user=auc_user,
         full_top1=float(top1.mean()),
         full_top1_ci=_ci(boot_top1),
         full_mrr=float((1 / rank).mean()),
@@ -260,9 +267,9 @@ def to_markdown(results: Sequence[MethodResult], info: Mapping[str, Any]) -> str
         "",
         ", ".join(f"{k}: {v}" for k, v in info.items()),
         "",
-        "| model | balanced attr. % [95% CI] | AUROC [95% CI] | full-profile Top-1 % [95% CI] | MRR | "
-        "co-reviewer balanced % (pairs) | paper (bal. %, AUROC, full %) |",
-        "|---|---|---|---|---|---|---|",
+        "| model | balanced attr. % [95% CI] | AUROC pooled [95% CI] | AUROC per-user | "
+        "full-profile Top-1 % [95% CI] | MRR | co-reviewer balanced % (pairs) | paper (bal. %, AUROC, full %) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         p = PAPER.get(r.key)
@@ -273,7 +280,7 @@ def to_markdown(results: Sequence[MethodResult], info: Mapping[str, Any]) -> str
         )
         lines.append(
             f"| {r.name} | {100 * r.balanced:.2f} [{100 * r.balanced_ci[0]:.2f}, {100 * r.balanced_ci[1]:.2f}] "
-            f"| {r.auroc:.4f} [{r.auroc_ci[0]:.4f}, {r.auroc_ci[1]:.4f}] "
+            f"| {r.auroc:.4f} [{r.auroc_ci[0]:.4f}, {r.auroc_ci[1]:.4f}] | {r.auroc_per_user:.4f} "
             f"| {100 * r.full_top1:.2f} [{100 * r.full_top1_ci[0]:.2f}, {100 * r.full_top1_ci[1]:.2f}] "
             f"| {r.full_mrr:.4f} | {co} | {p if p else '–'} |"
         )

@@ -310,25 +310,36 @@ def run_errors(
 
     Only users marked ``qualified`` in ``users.parquet`` (when it exists) are profiled. The stage is
     skipped when its manifest fingerprint is fresh (``force`` rebuilds). ``corrector`` overrides the
-    back-end object (tests pass a fake; its ``backend_id`` then names the back-end). ``seed`` is recorded (the stage draws nothing at
-    random, but every stage config carries it). Returns the stage statistics.
+    back-end object (tests pass a fake; its ``backend_id`` then names the back-end). ``seed`` is
+    recorded (the stage draws nothing at random, but every stage config carries it). Returns the stage statistics.
     """
     from builders.gec import get_corrector
     from builders.nlp import load_spacy, spacy_model_id
 
     smoothing = smoothing or Smoothing()
-    inputs = [workdir.path / n for n in ("sentences.parquet", "users.parquet", "products.parquet")]
-    config = {"backend": corrector.backend_id if corrector is not None else backend, "seed": seed, "smoothing": smoothing.to_dict(), "version": PROFILES_VERSION}
-    stage = workdir.stage("errors", inputs, config, [EDITS_FILE, PROFILES_FILE])
-    if stage.is_fresh() and not force:
-        log.info("errors: fresh, skipped")
-        return dict(workdir.manifest["stages"]["errors"]["stats"])
     sents, users, prods = _read_inputs(workdir)
     rows = sents.to_pylist()
     malformed = sum(1 for r in rows if not isinstance(r.get("text"), str) or not r["text"].strip())
     if users is not None and "qualified" in users.column_names:
         keep = {u["user_id"] for u in users.to_pylist() if u["qualified"]}
         rows = [r for r in rows if r["user_id"] in keep]
+    if corrector is None:
+        kwargs: dict[str, Any] = {"nlp": nlp} if backend.startswith(("symspell", "gector")) else {}
+        if backend == "symspell":
+            kwargs["extra_words"] = domain_vocabulary(((r["user_id"], r["text"]) for r in rows), prods)
+        corrector = get_corrector(backend, **kwargs)
+    # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
+    inputs = [workdir.path / n for n in ("sentences.parquet", "users.parquet", "products.parquet")]
+    config = {
+        "backend": corrector.backend_id,
+        "seed": seed,
+        "smoothing": smoothing.to_dict(),
+        "version": PROFILES_VERSION,
+    }
+    stage = workdir.stage("errors", inputs, config, [EDITS_FILE, PROFILES_FILE])
+    if stage.is_fresh() and not force:
+        log.info("errors: fresh, skipped")
+        return dict(workdir.manifest["stages"]["errors"]["stats"])
     profile = [
         r
         for r in rows
@@ -336,11 +347,6 @@ def run_errors(
     ]
     profile.sort(key=lambda r: (r["user_id"], r["sentence_id"]))
     nlp = nlp or load_spacy()
-    kwargs: dict[str, Any] = {}
-    if backend == "symspell":
-        vocab = domain_vocabulary(((r["user_id"], r["text"]) for r in rows), prods)
-        kwargs = {"extra_words": vocab, "nlp": nlp}
-    corrector = corrector or get_corrector(backend, **kwargs)
     texts = [r["text"] for r in profile]
     corrected: list[str] = []
     for i in tqdm(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):

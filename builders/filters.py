@@ -32,12 +32,19 @@ _WORD = re.compile(r"\S+")
 
 @dataclass(frozen=True)
 class FilterConfig:
-    """Thresholds of the validity gates. ``semantic_threshold`` applies only when ``semantic`` is on."""
+    """Thresholds of the validity gates. ``semantic_threshold`` applies only when ``semantic`` is on.
+
+    0.6 is calibrated on realizer output, which states every attribute verbatim and so is valid by
+    construction: over 1,500 realizer candidates of 30 Video_Games targets, MiniLM cosine to the attribute
+    description was min 0.61, p1 0.66, median 0.76. The gate is meant for model back-ends (which can
+    drift off-topic); the pipeline turns it on for them and off for the realizer, where it costs minutes
+    of CPU and rejects nothing.
+    """
 
     min_words: int = 5
     max_words: int = 40
     semantic: bool = False
-    semantic_threshold: float = 0.5
+    semantic_threshold: float = 0.6
     semantic_model: str = "minilm"
 
     def as_dict(self) -> dict[str, Any]:

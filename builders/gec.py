@@ -123,7 +123,7 @@ MISSING_APOSTROPHE = {
     "arent": "aren't", "werent": "weren't", "couldnt": "couldn't", "wouldnt": "wouldn't",
     "shouldnt": "shouldn't", "havent": "haven't", "hasnt": "hasn't", "hadnt": "hadn't", "im": "I'm",
     "ive": "I've", "youre": "you're", "theyre": "they're", "thats": "that's", "whats": "what's",
-    "theres": "there's", "doesn": "doesn't", "didn": "didn't", "youve": "you've",
+    "theres": "there's",   "youve": "you've",
     "theyve": "they've", "wouldve": "would've", "couldve": "could've", "shouldve": "should've",
 }  # fmt: skip
 """Contractions written without their apostrophe: real (surface) errors with a known correction."""
@@ -289,7 +289,7 @@ _PREFIXES = ("un", "re", "pre", "mis", "over", "non", "anti", "co", "sub", "supe
 
 
 _MISSING_APOSTROPHE_RE = re.compile(
-    r"\b(" + "|".join(sorted(MISSING_APOSTROPHE, key=len, reverse=True)) + r")\b", re.IGNORECASE
+    r"\b(" + "|".join(sorted(MISSING_APOSTROPHE, key=len, reverse=True)) + r")\b(?!['’])", re.IGNORECASE
 )
 
 
@@ -358,7 +358,7 @@ class SymSpellCorrector:
         self.min_len_d2 = min_len_d2
         self.extra_words = frozenset(w.lower() for w in extra_words)
         self._nlp = nlp
-        cfg = [max_edit_distance, min_len, min_len_d2, sorted(self.extra_words), sorted(SLANG), 3]
+        cfg = [max_edit_distance, min_len, min_len_d2, sorted(self.extra_words), sorted(SLANG), 4]
         self.backend_id = f"symspell:{stable_hash(*cfg)}"
 
     @property

@@ -84,7 +84,9 @@ _MOJIBAKE = {
     "\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
     "\u2026": "...", "\u00ae": "", "\u2122": "", "\u00a9": "",
 }  # fmt: skip
-_HEADINGS = re.compile(r"\b(product description|from the manufacturer|about this item|product details)\b:?", re.I)
+_HEADINGS = re.compile(
+    r"\b(product description|from the manufacturer|about this item|product details)\b:?", re.I
+)
 """Section headings glued to description text: removed, the sentence kept."""
 _BOILERPLATE = re.compile(
     r"(see more|add to cart|customer service|great gift|perfect gift|satisfaction guaranteed|money[- ]back|"

@@ -72,6 +72,10 @@ EMBEDDINGS_SCHEMA = pa.schema(
 STAGE_VERSION = 1
 
 
+class InsufficientDataError(ValueError):
+    """A stage cannot produce its artifacts from this domain's data (too few users or sentences)."""
+
+
 def _wd(workdir: str | Path, domain: str) -> WorkDir:
     return WorkDir(Path(workdir), domain)
 
@@ -267,13 +271,24 @@ def run_profiles(
     parsed = parse_texts([s["text"] for s in sents], nlp=nlp)
     rules = [rules_of(p) for p in parsed]
     t_parse = time.perf_counter() - t0
+    if len(qualified) < 2:
+        raise InsufficientDataError(
+            f"{domain}: {len(qualified)} qualified user(s); profiles need >= 2 (lower the users thresholds)"
+        )
     train = [
         i
         for i, s in enumerate(sents)
         if s["split"] == "profile" and (encoder_users == "all" or s["user_id"] in qualified)
     ]
-    enc = SyntaxEncoder.fit([rules[i] for i in train], [sents[i]["user_id"] for i in train],
-                            [sents[i]["parent_asin"] for i in train], ecfg)  # fmt: skip
+    try:
+        enc = SyntaxEncoder.fit(
+            [rules[i] for i in train],
+            [sents[i]["user_id"] for i in train],
+            [sents[i]["parent_asin"] for i in train],
+            ecfg,
+        )
+    except ValueError as exc:
+        raise InsufficientDataError(f"{domain}: {exc}") from exc
     t_enc = time.perf_counter() - t0 - t_parse
     enc.save(wd.path / SYNTAX_DIR)
     use = [i for i, s in enumerate(sents) if s["user_id"] in qualified]
@@ -355,8 +370,17 @@ def run_validate_syntax(
         if s["user_id"] in prof:
             reviewed[s["parent_asin"]].add(s["user_id"])
     co = sorted({(a, b) for us in reviewed.values() for a in us for b in us if a < b})
-    results = run_attribution({u: np.array(prof[u]) for u in users}, {u: np.array(held[u]) for u in users},
-                              coreview=co, n_boot=n_boot, seed=seed)  # fmt: skip
+    if len(users) < 2:
+        raise InsufficientDataError(
+            f"{domain}: {len(users)} user(s) with profile and held-out embeddings; need >= 2"
+        )
+    results = run_attribution(
+        {u: np.array(prof[u]) for u in users},
+        {u: np.array(held[u]) for u in users},
+        coreview=co,
+        n_boot=n_boot,
+        seed=seed,
+    )
     info = {
         "domain": domain,
         "users": len(users),

@@ -66,11 +66,15 @@ def test_heldout_sentences_never_reach_the_fit(tmp_path: Path, monkeypatch: pyte
                      "text": text, "split": split})  # fmt: skip
     d = tmp_path / "video_games"
     write_parquet(pa.Table.from_pylist(rows, schema=stages.SENTENCES_SCHEMA), d / "sentences.parquet")
-    urows = [{"user_id": f"u{u}", "n_sentences": 12, "n_profile": 9, "n_heldout": 3, "qualified": True} for u in range(5)]
+    urows = [
+        {"user_id": f"u{u}", "n_sentences": 12, "n_profile": 9, "n_heldout": 3, "qualified": True}
+        for u in range(5)
+    ]
     write_parquet(pa.Table.from_pylist(urows, schema=stages.USERS_TABLE_SCHEMA), d / "users.parquet")
 
     class FakeNLP:
-        meta = {"lang": "en", "name": "fake", "version": "0"}
+        def __init__(self) -> None:
+            self.meta = {"lang": "en", "name": "fake", "version": "0"}
 
     monkeypatch.setattr(stages, "load_spacy", lambda: FakeNLP())
     monkeypatch.setattr(stages, "parse_texts", lambda texts, nlp=None: [Parsed((t,), (), ()) for t in texts])
@@ -104,13 +108,22 @@ def _tiny_source(root: Path) -> Path:
     reviews = []
     for u in range(6):
         for r in range(3):
-            sents = [TEMPLATES[(u + k * (r + 1)) % len(TEMPLATES)].format(s=SUBJ[(u + k) % len(SUBJ)]) for k in range(5)]
+            sents = [
+                TEMPLATES[(u + k * (r + 1)) % len(TEMPLATES)].format(s=SUBJ[(u + k) % len(SUBJ)])
+                for k in range(5)
+            ]
             text = " ".join(s[0].upper() + s[1:] for s in sents)
             asin = ["G1", "G2", "G3"][(u + r) % 3]
             reviews.append({"rating": 5.0, "title": "t", "text": text, "parent_asin": asin, "asin": asin,
                             "user_id": f"USER{u}", "timestamp": r})  # fmt: skip
     (src / "Video_Games.jsonl").write_text("\n".join(json.dumps(r) for r in reviews) + "\n")
-    details = {"Brand": "Acme", "Color": "Red", "Material": "Plastic", "Style": "Classic", "Rated": "Everyone"}
+    details = {
+        "Brand": "Acme",
+        "Color": "Red",
+        "Material": "Plastic",
+        "Style": "Classic",
+        "Rated": "Everyone",
+    }
     meta = [{"parent_asin": a, "title": f"Game {a}", "details": details, "features": ["Fun"], "categories": ["Video Games"]}
             for a in ("G1", "G2", "G3")] + [{"parent_asin": "G4", "title": ""}]  # fmt: skip
     (src / "meta_Video_Games.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\nnot json\n")
@@ -122,7 +135,9 @@ def _build(work: Path, src: Path) -> dict:
     from builders.users import UserConfig
 
     out = {"ingest": stages.run_ingest(work, src, "video_games")}
-    out["users"] = stages.run_users(work, "video_games", config=UserConfig(min_sentences=8, min_profile=5, min_heldout=1))
+    out["users"] = stages.run_users(
+        work, "video_games", config=UserConfig(min_sentences=8, min_profile=5, min_heldout=1)
+    )
     out["profiles"] = stages.run_profiles(work, "video_games", encoder_config=FAST, n_subsamples=3)
     out["validate"] = stages.run_validate_syntax(work, "video_games", n_boot=10)
     return out
@@ -131,7 +146,11 @@ def _build(work: Path, src: Path) -> dict:
 def test_tiny_build_is_deterministic_and_resumable(tmp_path: Path) -> None:
     src = _tiny_source(tmp_path)
     a = _build(tmp_path / "w1", src)
-    assert a["ingest"]["products"] == 3 and a["ingest"]["targets"] == 3 and a["ingest"]["meta_read"]["malformed"] == 1
+    assert (
+        a["ingest"]["products"] == 3
+        and a["ingest"]["targets"] == 3
+        and a["ingest"]["meta_read"]["malformed"] == 1
+    )
     assert a["users"]["users_qualified"] >= 2 and a["profiles"]["gaussians"] >= 2
     _build(tmp_path / "w2", src)
     names = ["products.parquet", "corpus.parquet", "reviews.parquet", "sentences.parquet", "users.parquet",
@@ -144,3 +163,24 @@ def test_tiny_build_is_deterministic_and_resumable(tmp_path: Path) -> None:
     enc = SyntaxEncoder.load(tmp_path / "w1/video_games")
     Z = enc.encode(["cheap red controller for kids", "I want a plastic game that is classic"])
     assert Z.shape == (2, 16) and np.allclose(np.linalg.norm(Z, axis=1), 1)
+
+
+@pytest.mark.slow
+def test_real_slice_end_to_end(tmp_path: Path) -> None:
+    """ingest → users → profiles → validate syntax on ../shared/data/amazon2023-mini (≈2 min on 2 cores)."""
+    from builders import stages
+    from pqb_dataset import settings
+
+    if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
+        pytest.skip("offline slice not available")
+    ing = stages.run_ingest(tmp_path, None, "video_games")
+    assert ing["reviews"] == 1345 and ing["products"] == 1488 and ing["users_ge5_reviews"] == 115
+    users = stages.run_users(tmp_path, "video_games")
+    assert users["users_qualified"] >= 50
+    prof = stages.run_profiles(tmp_path, "video_games")
+    assert (
+        prof["gaussians"] == users["users_qualified"]
+        and prof["audit_pass"]["audit_numerics"] == prof["gaussians"]
+    )
+    val = stages.run_validate_syntax(tmp_path, "video_games", n_boot=20)
+    assert val["rank1_diag"]["balanced"] > 0.5  # better than chance on held-out sentences

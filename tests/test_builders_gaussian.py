@@ -72,7 +72,8 @@ def test_kl_sym_kl_bhattacharyya_exact() -> None:
     Sm = (a.covariance() + b.covariance()) / 2
     dm = a.mu - b.mu
     dense_b = dm @ np.linalg.inv(Sm) @ dm / 8 + 0.5 * (
-        np.linalg.slogdet(Sm)[1] - 0.5 * (np.linalg.slogdet(a.covariance())[1] + np.linalg.slogdet(b.covariance())[1])
+        np.linalg.slogdet(Sm)[1]
+        - 0.5 * (np.linalg.slogdet(a.covariance())[1] + np.linalg.slogdet(b.covariance())[1])
     )
     assert bhattacharyya(a, b) == pytest.approx(dense_b, rel=1e-9)
     assert bhattacharyya(a, b) == pytest.approx(bhattacharyya(b, a), rel=1e-12)
@@ -85,7 +86,13 @@ def test_thresholds_and_audit() -> None:
     g = RankOneDiagGaussian.fit(Z[:48])
     rep = audit(g, Z[:48], Z[48:], threshold=chi2_threshold(), n_subsamples=20, seed=0)
     assert rep["audit_numerics"] and rep["fit_success_rate"] == 1.0
-    assert set(rep) >= {"audit_calibration", "audit_stability", "valid", "median_spearman", "median_agreement"}
+    assert set(rep) >= {
+        "audit_calibration",
+        "audit_stability",
+        "valid",
+        "median_spearman",
+        "median_agreement",
+    }
     assert rep == audit(g, Z[:48], Z[48:], threshold=chi2_threshold(), n_subsamples=20, seed=0)
 
 

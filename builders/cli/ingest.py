@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 HELP = "Read a category's reviews and metadata (local dir or the Hub) into the work directory."
@@ -38,6 +39,17 @@ def report(name: str, stats: dict[str, Any]) -> None:
     """Print a stage's stats (the manifest copy) as indented JSON."""
     print(f"[{name}] " + ("up to date, skipped" if stats.get("skipped") else "done"))
     print(json.dumps(stats, indent=1, sort_keys=True, default=str))
+
+
+def guarded(fn: Any) -> int:
+    """Run a stage call; a domain without enough data is a clear one-line error (exit 1), not a traceback."""
+    from builders.stages import InsufficientDataError
+
+    try:
+        return int(fn() or 0)
+    except InsufficientDataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

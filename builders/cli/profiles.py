@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli.ingest import add_common, report
+from builders.cli.ingest import add_common, guarded, report
 
 HELP = (
     "Fit the rule vocabulary, SVD and encoder on profile sentences, then each user's rank-one+diag Gaussian."
@@ -38,15 +38,18 @@ def run(args: argparse.Namespace) -> int:
     from builders.stages import run_profiles
 
     ecfg = EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed)
-    stats = run_profiles(
-        args.workdir,
-        args.domain,
-        seed=args.seed,
-        encoder_config=ecfg,
-        threshold_kind=args.threshold,
-        threshold_q=args.threshold_q,
-        encoder_users=args.encoder_users,
-        force=args.force,
-    )
-    report("profiles", stats)
-    return 0
+
+    def go() -> None:
+        stats = run_profiles(
+            args.workdir,
+            args.domain,
+            seed=args.seed,
+            encoder_config=ecfg,
+            threshold_kind=args.threshold,
+            threshold_q=args.threshold_q,
+            encoder_users=args.encoder_users,
+            force=args.force,
+        )
+        report("profiles", stats)
+
+    return guarded(go)

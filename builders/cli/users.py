@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli.ingest import add_common, report
+from builders.cli.ingest import add_common, guarded, report
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
 EPILOG = """examples:
@@ -39,5 +39,6 @@ def run(args: argparse.Namespace) -> int:
         link_users_per_product=args.link_users_per_product,
         seed=args.seed,
     )
-    report("users", run_users(args.workdir, args.domain, config=cfg, force=args.force))
-    return 0
+    return guarded(
+        lambda: report("users", run_users(args.workdir, args.domain, config=cfg, force=args.force))
+    )

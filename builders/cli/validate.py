@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from builders.cli.ingest import add_common, report
+from builders.cli.ingest import add_common, guarded, report
 
 HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
 EPILOG = """examples:

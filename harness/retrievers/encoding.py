@@ -460,7 +460,13 @@ class NeuralRetriever(Retriever):
         return {"dtype": self._dtype_str()}
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "weights": self.weights, "device": self.device, **self.settings()}
+        return {
+            "name": self.name,
+            "weights": self.weights,
+            "device": self.device,
+            **self.settings(),
+            "stats": dict(self.stats),  # written after the run: docs_encoded == 0 shows a cache hit
+        }
 
     def cache_settings(self) -> dict[str, Any]:
         """Stable before and after loading: weights identity + settings (not device, not load details)."""
@@ -606,3 +612,67 @@ class FirstStageReranker(NeuralRetriever):
 
     def cache_settings(self) -> dict[str, Any]:
         return {**super().cache_settings(), "first_stage_settings": self._first_stage().cache_settings()}
+
+
+# -- late interaction (ColBERT, BGE-M3 multi-vector) ---------------------------------------------------
+def pack_token_vectors(per_doc: Sequence[np.ndarray], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate per-document token matrices into ``tokens (T, dim) float16`` + ``offsets (n+1,)``."""
+    lengths = np.asarray([len(v) for v in per_doc], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = np.concatenate(per_doc, axis=0) if len(per_doc) and offsets[-1] else np.zeros((0, dim))
+    return tokens.astype(np.float16), offsets
+
+
+def maxsim_scores(
+    queries: Sequence[np.ndarray],
+    tokens: np.ndarray,
+    offsets: np.ndarray,
+    *,
+    device: str = "cpu",
+    max_cells: int = 1 << 26,
+    average: bool = False,
+    doc_subset: np.ndarray | None = None,
+) -> np.ndarray:
+    """Exhaustive MaxSim: ``Σ_q max_d <q, d>`` for every query against every document (or ``doc_subset``).
+
+    All query token vectors are stacked into one matrix ``Q (R × dim)``; documents are visited in chunks
+    of whole documents whose token count keeps ``R × chunk`` under ``max_cells``. Per chunk, one matrix
+    product gives every token similarity, ``scatter_reduce(amax)`` takes the max within each document,
+    and ``index_add`` sums over each query's tokens. ``average=True`` divides by the number of query
+    vectors (BGE-M3's ``colbert_score``). Documents without tokens score 0.
+    """
+    import torch
+
+    n_q = len(queries)
+    doc_ids = np.arange(len(offsets) - 1) if doc_subset is None else np.asarray(doc_subset, np.int64)
+    out = np.zeros((n_q, len(doc_ids)), np.float32)
+    if n_q == 0 or len(doc_ids) == 0:
+        return out
+    dtype = torch.float32 if device == "cpu" else torch.float16
+    q_rows = torch.from_numpy(np.concatenate([np.asarray(q, np.float32) for q in queries])).to(device, dtype)
+    owner = torch.from_numpy(np.repeat(np.arange(n_q), [len(q) for q in queries])).to(device)
+    n_vecs = torch.tensor([max(1, len(q)) for q in queries], dtype=torch.float32)
+    lengths = offsets[doc_ids + 1] - offsets[doc_ids]
+    budget = max(1, max_cells // max(1, len(q_rows)))
+    start = 0
+    while start < len(doc_ids):
+        stop, total = start, 0
+        while stop < len(doc_ids) and (total + lengths[stop] <= budget or stop == start):
+            total += lengths[stop]
+            stop += 1
+        chunk = doc_ids[start:stop]
+        pieces = [tokens[offsets[d] : offsets[d + 1]] for d in chunk]
+        seg = np.repeat(np.arange(len(chunk)), lengths[start:stop])
+        if len(seg):
+            d_mat = torch.from_numpy(np.concatenate(pieces).astype(np.float32)).to(device, dtype)
+            sim = (q_rows @ d_mat.T).float()
+            seg_t = torch.from_numpy(seg).to(device).expand(len(q_rows), -1)
+            best = torch.full((len(q_rows), len(chunk)), float("-inf"), device=device)
+            best.scatter_reduce_(1, seg_t, sim, reduce="amax", include_self=True)
+            best = torch.where(torch.isinf(best), torch.zeros_like(best), best)
+            summed = torch.zeros((n_q, len(chunk)), device=device).index_add_(0, owner, best)
+            out[:, start:stop] = summed.cpu().numpy()
+        start = stop
+    if average:
+        out /= n_vecs.numpy()[:, None]
+    return out

@@ -127,7 +127,12 @@ class HybridRetriever(Retriever):
         ]
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "normalization": self.normalization, "components": self._parts("describe")}
+        return {
+            "name": self.name,
+            "normalization": self.normalization,
+            "components": self._parts("describe"),
+            "stats": dict(self.stats),
+        }
 
     def cache_settings(self) -> dict[str, Any]:
         return {

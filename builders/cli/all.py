@@ -1,0 +1,64 @@
+"""``pqb-build all``: every stage (ingest -> users -> profiles -> errors -> generate -> pair) and publish.
+
+With no arguments (``pqb-build``) it is the embedded default: every category of ``$PQB_AMAZON_DIR``
+(``../shared/data/amazon2023-mini``), the small-slice configuration of
+:data:`builders.pipeline.EMBEDDED_DEFAULT`, published to ``pqb_dataset/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
+from builders.cli.pair import add_pair_arguments, pair_config
+
+HELP = "Build every stage of one or all domains (resumable) and publish pqb_dataset/."
+EPILOG = """examples:
+  pqb-build                                          # embedded default: all of $PQB_AMAZON_DIR, offline
+  pqb-build all --domain video_games --source ../shared/data/amazon2023-mini
+  pqb-build all --domain video_games --source hub --link reviewers --threshold-kind chi2
+  pqb-build all --domain video_games --force pair    # rerun one stage (and what depends on it)
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from builders.pipeline import EMBEDDED_DEFAULT as D
+
+    parser.add_argument("--domain", action="append", default=None, help="domain(s) (default: every category)")
+    parser.add_argument(
+        "--source", default=None, help="'hub', 'hub@<rev>' or a directory (default $PQB_AMAZON_DIR)"
+    )
+    parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
+    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
+    parser.add_argument("--seed", type=int, default=D.seed)
+    parser.add_argument("--link", choices=("reviewers", "any"), default=D.link)
+    parser.add_argument("--link-users-per-product", type=int, default=D.link_users_per_product)
+    parser.add_argument("--threshold-kind", choices=("chi2", "heldout"), default=D.threshold_kind)
+    parser.add_argument("--threshold-q", type=float, default=D.threshold_q)
+    parser.add_argument("--error-backend", default=D.error_backend, help="symspell, quire or gector:<path>")
+    parser.add_argument("--no-publish", action="store_true", help="build the work dirs only")
+    parser.add_argument(
+        "--force", action="append", default=[], choices=("ingest", "users", "profiles", "errors", "generate", "pair"),
+        help="rerun a stage even if up to date (repeatable); later stages rerun when their inputs change",
+    )  # fmt: skip
+    parser.add_argument("--no-progress", action="store_true")
+    add_filter_arguments(parser)
+    add_pair_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.pipeline import BuildConfig, build
+
+    config = BuildConfig(
+        seed=args.seed, link=args.link, link_users_per_product=args.link_users_per_product,
+        threshold_kind=args.threshold_kind, threshold_q=args.threshold_q, error_backend=args.error_backend,
+        generator=args.backend, generator_kwargs=generator_kwargs(args), n_candidates=args.n,
+        filters=filter_config(args), pair=pair_config(args),
+    )  # fmt: skip
+    results = build(
+        args.domain, source=args.source, work=Path(args.workdir),
+        dataset_dir=Path(args.dataset) if args.dataset else None, config=config,
+        publish=not args.no_publish, force=args.force, progress=not args.no_progress,
+    )  # fmt: skip
+    return 0 if any(r.rows for r in results) else 1

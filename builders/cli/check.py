@@ -1,0 +1,32 @@
+"""``pqb-build check``: schema and invariants of a built dataset; prints every violation, exit 1 if any."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "Check a built dataset: schemas, PQB invariants, BEIR views, user coverage, card statistics."
+EPILOG = """examples:
+  pqb-build check                                   # pqb_dataset/, every config
+  pqb-build check --config video_games --config video_games-release
+  pqb-build check --dataset /tmp/pqb --max-lines 0  # all violations
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
+    parser.add_argument("--config", action="append", default=None, help="config(s) to check (default: all)")
+    parser.add_argument("--max-lines", type=int, default=0, help="violations to print (0 = every one)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from builders.publish import check_dataset
+    from pqb_dataset import settings
+
+    dataset = Path(args.dataset or settings.PQB_DATASET_DIR)
+    report = check_dataset(dataset, args.config)
+    n = len(report.violations) if args.max_lines == 0 else args.max_lines
+    print(f"dataset: {dataset}")
+    print(report.summary(max_lines=max(n, 1)))
+    return 0 if report.ok else 1

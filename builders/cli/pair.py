@@ -1,0 +1,49 @@
+"""``pqb-build pair``: farthest user pair per target, inside-own/outside-partner selection, error injection."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+HELP = "Select each target's farthest user pair and their queries, then inject each user's errors."
+EPILOG = """examples:
+  pqb-build pair --domain video_games
+  pqb-build pair --domain video_games --distance bhattacharyya --max-pairs-tried 3
+"""
+
+
+def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--distance", choices=("sym_kl", "bhattacharyya"), default="sym_kl")
+    parser.add_argument(
+        "--max-pairs-tried", type=int, default=1,
+        help="1 = strictly the farthest pair (default); k > 1 falls back to the next k-1 pairs",
+    )  # fmt: skip
+    parser.add_argument("--no-errors", action="store_true", help="skip error injection")
+
+
+def pair_config(args: argparse.Namespace) -> object:
+    from builders.pairing import PairConfig
+
+    return PairConfig(
+        distance=args.distance, max_pairs_tried=args.max_pairs_tried, inject_errors=not args.no_errors
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--domain", default="video_games", help="config name (default video_games)")
+    parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
+    parser.add_argument("--force", action="store_true", help="rerun the stage even if it is up to date")
+    add_pair_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from builders.pairing import run_pair
+    from builders.workdir import WorkDir
+
+    stats = run_pair(
+        WorkDir(args.workdir, args.domain), seed=args.seed, config=pair_config(args), force=args.force
+    )
+    print(f"[pair] {args.domain}: " + ("up to date, skipped" if stats.get("skipped") else "done"))
+    print(json.dumps(stats, indent=1, sort_keys=True))
+    return 0

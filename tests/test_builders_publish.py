@@ -1,0 +1,270 @@
+"""Publishing: a loadable dataset whose card matches its files, pseudonymous ids, byte-identical rebuilds,
+a check that reports every violation, and the Hub push (mocked at ``huggingface_hub.HfApi``).
+
+The work dir here is SYNTHETIC (hand-written products and users, hand-built 2-D Gaussians, a fake
+encoder), small enough to build in a second; the real slice is covered by the slow tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from builders.card import dataset_statistics, parse_stats_table
+from builders.gaussian import RankOneDiagGaussian, save_gaussians
+from builders.generate import load_candidates, run_generate
+from builders.pairing import PAIRS_FILE, PairConfig, pair_products
+from builders.publish import check_dataset, config_path, pseudonymize, publish, push_to_hub
+from builders.workdir import WorkDir, write_parquet
+from pqb_dataset import settings
+from pqb_dataset.schema import ROWS_SCHEMA
+
+# FIXTURES ------------------------------------------------------------------------------------------
+
+CORE = {
+    "P1": [("Brand", "Acme"), ("Color", "Black"), ("Hardware Platform", "Nintendo Switch"),
+           ("Feature 1", "Wireless"), ("Rated", "Everyone")],
+    "P2": [("Brand", "Zenith"), ("Color", "Red"), ("Material", "Plastic"), ("Style", "Classic"),
+           ("Feature 1", "Backlit Keys")],
+    "P3": [("Brand", "Orbit"), ("Color", "White"), ("Compatible Devices", "PlayStation"),
+           ("Connectivity Technology", "USB"), ("Feature 2", "Detachable Cable")],
+}  # fmt: skip
+USERS = ["AHRAWUSERONE", "AHRAWUSERTWO", "AHRAWUSERTHREE"]
+
+
+def _gauss(center: tuple[float, float], threshold: float) -> RankOneDiagGaussian:
+    return RankOneDiagGaussian(np.array(center), np.array([1.0, 0.0]), 0.01, np.ones(2), threshold, "test")
+
+
+GAUSSIANS = {USERS[0]: _gauss((0, 0), 6.0), USERS[1]: _gauss((4, 0), 6.0), USERS[2]: _gauss((0, 4), 6.0)}
+
+
+def fake_encode(texts: list[str]) -> np.ndarray:
+    """Deterministic 2-D points spread over [-2, 6]² (a stand-in for the syntactic encoder)."""
+    out = []
+    for t in texts:
+        h = hashlib.sha256(t.encode()).digest()
+        out.append([h[0] / 255 * 8 - 2, h[1] / 255 * 8 - 2])
+    return np.array(out)
+
+
+class FakeInjector:
+    """Doubles the first letter of the first unprotected word of length >= 4 ('repetition')."""
+
+    def inject(self, query: str, user_id: str, protected: list[str], seed: int) -> Any:
+        from types import SimpleNamespace
+
+        from pqb_dataset.schema import words
+
+        banned = {w for t in protected for w in words(t)}
+        import re
+
+        for m in re.finditer(r"[A-Za-z]{4,}", query):
+            if m.group().lower() not in banned and seed % 5 != 0:
+                w = m.group()
+                edit = {"start": m.start(), "end": m.end(), "original": w, "edited": w[0] + w,
+                        "mechanism": "repetition"}  # fmt: skip
+                return SimpleNamespace(
+                    error_query=query[: m.start()] + w[0] + w + query[m.end() :], edits=[edit], reason="ok"
+                )
+        return SimpleNamespace(error_query=None, edits=[], reason="no_eligible_tokens")
+
+
+def build_workdir(root: Path, seed: int = 0) -> WorkDir:
+    """A complete synthetic work dir up to ``pairs.parquet`` (generation is the real realizer stage)."""
+    wd = WorkDir(root, "video_games")
+    products = []
+    for asin, core in CORE.items():
+        products.append({
+            "parent_asin": asin, "title": f"{core[0][1]} thing {asin}", "text": f"product: {asin}",
+            "brand": core[0][1], "attributes": [{"name": n, "value": v} for n, v in core],
+            "core_terms": [v for _, v in core], "protected_terms": ["thing", core[0][1].lower()], "is_target": True,
+        })  # fmt: skip
+    products.append({"parent_asin": "P9", "title": "Other", "text": "product: Other", "brand": "",
+                     "attributes": [], "core_terms": [], "protected_terms": [], "is_target": False})  # fmt: skip
+    write_parquet(pa.Table.from_pylist(products), wd.file("products.parquet"))
+    corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in products]
+    write_parquet(pa.Table.from_pylist(corpus), wd.file("corpus.parquet"))
+    users = [{"user_id": u, "n_sentences": 20 + i, "n_profile": 16, "n_heldout": 4 + i, "qualified": True}
+             for i, u in enumerate(USERS)]  # fmt: skip
+    write_parquet(pa.Table.from_pylist(users), wd.file("users.parquet"))
+    save_gaussians(wd.file("syntax/gaussians.parquet"), GAUSSIANS)
+    run_generate(wd, n=30, seed=seed, progress=False)
+    rows, _ = pair_products(
+        "video_games", [p for p in products if p["is_target"]], load_candidates(wd.file("candidates.parquet")),
+        {a: USERS for a in CORE}, GAUSSIANS, fake_encode, config=PairConfig(), seed=seed,
+        injector=FakeInjector(), progress=False,
+    )  # fmt: skip
+    assert rows, "the synthetic work dir must yield pairs"
+    rows.sort(key=lambda r: r["id"])
+    write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), wd.file(PAIRS_FILE))
+    return wd
+
+
+def with_schema_package(dataset_dir: Path) -> None:
+    """Mimic the checkout: the dataset folder also holds the schema package's .py files."""
+    for p in settings.REPO_ROOT.joinpath("pqb_dataset").glob("*.py"):
+        shutil.copy(p, dataset_dir / p.name)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorkDir, Path]:
+    root = tmp_path_factory.mktemp("build")
+    wd = build_workdir(root / "work")
+    ds = root / "pqb_dataset"
+    publish([wd], ds, build_info={"seed": 0})
+    with_schema_package(ds)
+    return wd, ds
+
+
+# TESTS ---------------------------------------------------------------------------------------------
+
+
+def test_publish_writes_every_config_and_load_dataset_works_offline(built: tuple[WorkDir, Path]) -> None:
+    import datasets
+
+    _, ds = built
+    pairs = pq.read_table(built[0].file(PAIRS_FILE))
+    n_users = len(set(pairs.column("user_id").to_pylist()))
+    for config, n in [
+        ("video_games", pairs.num_rows),
+        ("video_games-corpus", 4),
+        ("video_games-users", n_users),
+    ]:
+        loaded = datasets.load_dataset(str(ds), config, split="test")
+        assert loaded.num_rows == n, config
+    queries = datasets.load_dataset(str(ds), "video_games-queries", split="test")
+    n_err = pairs.num_rows - pairs.column("error_query").null_count
+    assert queries.num_rows == pairs.num_rows + n_err
+
+
+def test_card_statistics_match_the_parquet_files(built: tuple[WorkDir, Path]) -> None:
+    _, ds = built
+    card = (ds / "README.md").read_text()
+    rows = pq.read_table(config_path(ds, "video_games")).to_pylist()
+    users = pq.read_table(config_path(ds, "video_games-users")).to_pylist()
+    n_err = sum(r["error_query"] is not None for r in rows)
+    expected = {
+        "syntactic": len(rows), "writing_error": n_err, "total": len(rows) + n_err,
+        "user_profiles": len({r["user_id"] for r in rows}), "sentences": sum(u["n_sentences"] for u in users),
+        "syntactic_pairs": len({r["pair_id"] for r in rows}), "target_products": len({r["asin"] for r in rows}),
+        "corpus_documents": 4,
+    }  # fmt: skip
+    assert parse_stats_table(card) == {"video_games": expected} == dataset_statistics(ds)
+    assert "config_name: video_games-users" in card and "task_categories:\n- text-retrieval" in card
+    assert "grammar-based realizer" in card and "sha256" in card
+
+
+def test_no_raw_user_id_is_published(built: tuple[WorkDir, Path]) -> None:
+    _, ds = built
+    blobs = b"".join(p.read_bytes() for p in ds.rglob("*") if p.is_file() and p.suffix != ".py")
+    import pyarrow.compute as pc
+
+    for u in USERS:
+        assert u.encode() not in blobs
+    users = pq.read_table(config_path(ds, "video_games-users")).column("user_id").to_pylist()
+    raw = set(pq.read_table(built[0].file(PAIRS_FILE)).column("user_id").to_pylist())
+    assert sorted(users) == sorted(pseudonymize(u) for u in raw)
+    ids = pq.read_table(config_path(ds, "video_games")).column("id")
+    assert pc.all(pc.starts_with(ids, "video_games:P")).as_py()
+    assert pseudonymize("X") == "u_" + hashlib.sha256(b"pqb|X").hexdigest()[:16]
+
+
+def test_two_builds_with_the_same_seed_are_byte_identical(
+    tmp_path: Path, built: tuple[WorkDir, Path]
+) -> None:
+    wd = build_workdir(tmp_path / "work2")
+    ds = tmp_path / "pqb_dataset"
+    publish([wd], ds, build_info={"seed": 0})
+    first = {p.relative_to(built[1]): p.read_bytes() for p in (built[1] / "data").rglob("*.parquet")}
+    second = {p.relative_to(ds): p.read_bytes() for p in (ds / "data").rglob("*.parquet")}
+    assert first.keys() == second.keys() and len(first) == 5
+    assert all(first[k] == second[k] for k in first)
+    other = build_workdir(tmp_path / "work3", seed=1)
+    assert pq.read_table(other.file(PAIRS_FILE)) != pq.read_table(wd.file(PAIRS_FILE))
+
+
+def test_check_passes_on_the_build(built: tuple[WorkDir, Path]) -> None:
+    report = check_dataset(built[1])
+    assert report.ok, report.summary()
+    assert report.checked["rows"] > 0 and report.checked["card"] == 1
+
+
+def test_check_reports_every_violation_on_a_corrupted_copy(
+    built: tuple[WorkDir, Path], tmp_path: Path
+) -> None:
+    ds = tmp_path / "corrupt"
+    shutil.copytree(built[1], ds)
+    rows = pq.read_table(config_path(ds, "video_games")).to_pylist()
+    r0, r1 = rows[0], rows[1]
+    assert r0["pair_id"] == r1["pair_id"]
+    term = r0["core_terms"][0]
+    r0["query"] = r0["query"] + f" and {term}"  # core-term frequency differs within the pair
+    r1["id"] = r0["id"]  # duplicate id
+    err = next(r for r in rows[2:] if r["error_query"])
+    err["error_edits"] = err["error_edits"] * 4  # too many edits (and overlapping)
+    rows[-1]["asin"] = "NOT_IN_CORPUS"
+    write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), config_path(ds, "video_games"))
+    users = pq.read_table(config_path(ds, "video_games-users"))
+    write_parquet(users.slice(1), config_path(ds, "video_games-users"))  # a row user loses its profile
+    rules = check_dataset(ds).by_rule()
+    for rule in ("pair_core_term_frequency", "duplicate_id", "too_many_edits", "edit_offsets",
+                 "target_not_in_corpus", "view_inconsistent", "user_without_profile", "card_statistics",
+                 "pair_target"):  # fmt: skip
+        assert rules[rule] >= 1, (rule, rules)
+
+
+def test_check_cli_exit_codes(
+    built: tuple[WorkDir, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from builders.cli import main
+
+    assert main(["check", "--dataset", str(built[1])]) == 0
+    ds = tmp_path / "bad"
+    shutil.copytree(built[1], ds)
+    (ds / "README.md").write_text(
+        (ds / "README.md").read_text().replace("| video_games | ", "| video_games | 9")
+    )
+    assert main(["check", "--dataset", str(ds)]) == 1
+    assert "card_statistics" in capsys.readouterr().out
+
+
+def test_push_to_hub_uploads_card_and_parquet_only(
+    built: tuple[WorkDir, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: dict[str, Any] = {}
+
+    class FakeApi:
+        def __init__(self, token: str | None = None) -> None:
+            calls["token"] = token
+
+        def create_repo(self, repo_id: str, **kw: Any) -> None:
+            calls["create_repo"] = (repo_id, kw)
+
+        def upload_folder(self, **kw: Any) -> Any:
+            calls["upload_folder"] = kw
+            from types import SimpleNamespace
+
+            return SimpleNamespace(commit_url="https://hub/commit/1")
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setattr(settings, "HF_HUB_OFFLINE", False)
+    url = push_to_hub(built[1], "org/pqb", token="t")
+    assert url == "https://hub/commit/1"
+    assert calls["create_repo"] == ("org/pqb", {"repo_type": "dataset", "private": False, "exist_ok": True})
+    up = calls["upload_folder"]
+    assert up["repo_type"] == "dataset" and up["folder_path"] == str(built[1])
+    assert up["allow_patterns"] == ["README.md", "data/**/*.parquet"]
+    assert "*.py" in up["ignore_patterns"] and "data/*-release*/**" in up["ignore_patterns"]
+    monkeypatch.setattr(settings, "HF_HUB_OFFLINE", True)
+    with pytest.raises(RuntimeError, match="HF_HUB_OFFLINE"):
+        push_to_hub(built[1], "org/pqb")
