@@ -20,6 +20,7 @@ product with fewer usable attributes is not a target.
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -166,7 +167,13 @@ def clean_description(parts: Any, title: str, numbers: set[str]) -> str:
 
 
 def _details(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``details`` as a dict; the Hub's ``datasets`` loader stores it as a JSON string, so accept that too."""
     d = meta.get("details")
+    if isinstance(d, str):
+        try:
+            d = json.loads(d)
+        except json.JSONDecodeError:
+            return {}
     return d if isinstance(d, dict) else {}
 
 

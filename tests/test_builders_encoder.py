@@ -184,3 +184,17 @@ def test_real_slice_end_to_end(tmp_path: Path) -> None:
     )
     val = stages.run_validate_syntax(tmp_path, "video_games", n_boot=20)
     assert val["rank1_diag"]["balanced"] > 0.5  # better than chance on held-out sentences
+
+
+def test_cli_stages_and_insufficient_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from builders.cli import main
+
+    src = _tiny_source(tmp_path)
+    common = ["--domain", "video_games", "--source", str(src), "--workdir", str(tmp_path / "w")]
+    assert main(["ingest", *common]) == 0
+    assert '"targets": 3' in capsys.readouterr().out
+    assert main(["users", *common, "--min-sentences", "1000"]) == 0  # nobody qualifies
+    assert main(["profiles", *common]) == 1
+    assert "0 qualified user(s)" in capsys.readouterr().err
+    assert main(["ingest", *common]) == 0
+    assert "up to date, skipped" in capsys.readouterr().out

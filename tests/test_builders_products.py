@@ -108,3 +108,10 @@ def test_protected_terms_and_row() -> None:
     row = product_row(META)
     assert row["is_target"] and len(row["core_terms"]) == 5 and row["brand"] == "Turtle Beach"
     assert row["attributes"][0] == {"name": "Brand", "value": "Turtle Beach"}
+
+
+def test_details_as_json_string_like_the_hub_loader() -> None:
+    import json
+
+    meta = dict(META, details=json.dumps(META["details"]))
+    assert select_core_terms(meta) == select_core_terms(META)

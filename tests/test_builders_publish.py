@@ -127,7 +127,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[WorkDir, Path]:
 # TESTS ---------------------------------------------------------------------------------------------
 
 
-def test_publish_writes_every_config_and_load_dataset_works_offline(built: tuple[WorkDir, Path]) -> None:
+def test_publish_writes_every_config_and_load_dataset_works_offline(
+    built: tuple[WorkDir, Path], tmp_path: Path
+) -> None:
+    """A private ``cache_dir``: datasets keys its cache by folder name + YAML, not content, so a shared
+    cache would hand a stale copy of one ``pqb_dataset`` folder to another."""
     import datasets
 
     _, ds = built
@@ -138,9 +142,11 @@ def test_publish_writes_every_config_and_load_dataset_works_offline(built: tuple
         ("video_games-corpus", 4),
         ("video_games-users", n_users),
     ]:
-        loaded = datasets.load_dataset(str(ds), config, split="test")
+        loaded = datasets.load_dataset(str(ds), config, split="test", cache_dir=str(tmp_path / "hf"))
         assert loaded.num_rows == n, config
-    queries = datasets.load_dataset(str(ds), "video_games-queries", split="test")
+    queries = datasets.load_dataset(
+        str(ds), "video_games-queries", split="test", cache_dir=str(tmp_path / "hf")
+    )
     n_err = pairs.num_rows - pairs.column("error_query").null_count
     assert queries.num_rows == pairs.num_rows + n_err
 

@@ -114,7 +114,9 @@ def test_maxsim_equals_brute_force(max_cells):
     queries = [rng.normal(size=(n, 8)).astype(np.float32) for n in (2, 4)]
     tokens, offsets = pack_token_vectors(docs, 8)
     got = maxsim_scores(queries, tokens, offsets, max_cells=max_cells)
-    want = np.array([[_brute_maxsim(q, d.astype(np.float16).astype(np.float32)) for d in docs] for q in queries])
+    want = np.array(
+        [[_brute_maxsim(q, d.astype(np.float16).astype(np.float32)) for d in docs] for q in queries]
+    )
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     avg = maxsim_scores(queries, tokens, offsets, average=True)
     np.testing.assert_allclose(avg, want / np.array([[2], [4]]), rtol=1e-5, atol=1e-5)

@@ -128,7 +128,8 @@ def tiny_sentence_transformer(out: Path, *, extra_text: str = "", seed: int = 0)
 
     tiny_bert(out / "_bert", extra_text=extra_text, seed=seed)
     word = models.Transformer(str(out / "_bert"), max_seq_length=64)
-    pool = models.Pooling(word.get_word_embedding_dimension(), pooling_mode="mean")
+    dim = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
+    pool = models.Pooling(dim(), pooling_mode="mean")
     SentenceTransformer(modules=[word, pool], device="cpu").save(str(out))
     return out
 

@@ -40,7 +40,11 @@ def _errors(args: argparse.Namespace) -> int:
     if fn is None:
         print("error: builders.error_study has no run_error_study(workdir, *, seed, n_boot)", file=sys.stderr)
         return 2
-    report("validate errors", fn(WorkDir(args.workdir, args.domain), seed=args.seed, n_boot=args.n_boot))
+    try:
+        report("validate errors", fn(WorkDir(args.workdir, args.domain), seed=args.seed, n_boot=args.n_boot))
+    except FileNotFoundError as exc:  # a missing input artifact: say which stage to run
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -49,11 +53,14 @@ def run(args: argparse.Namespace) -> int:
     if args.study in ("syntax", "all"):
         from builders.stages import run_validate_syntax
 
-        stats = run_validate_syntax(
-            args.workdir, args.domain, seed=args.seed, n_boot=args.n_boot, force=args.force
-        )
-        report("validate syntax", stats)
-        print(f"table: {args.workdir}/{args.domain}/validation/syntax_attribution.md")
+        def go() -> None:
+            stats = run_validate_syntax(
+                args.workdir, args.domain, seed=args.seed, n_boot=args.n_boot, force=args.force
+            )
+            report("validate syntax", stats)
+            print(f"table: {args.workdir}/{args.domain}/validation/syntax_attribution.md")
+
+        rc = guarded(go)
     if args.study in ("errors", "all"):
         rc = max(rc, _errors(args))
     return rc

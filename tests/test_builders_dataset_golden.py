@@ -1,0 +1,67 @@
+"""Golden test of the committed ``pqb_dataset/`` (ir_datasets style): row counts and pinned rows.
+
+Changing the data (a builder change, a new seed, a new source) must change this file on purpose.
+The committed build is the embedded default: ``pqb-build`` on ../shared/data/amazon2023-mini.
+"""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from builders.publish import check_dataset, config_path
+from pqb_dataset import settings
+
+DS = settings.REPO_ROOT / "pqb_dataset"
+COUNTS = {
+    "video_games": 268,
+    "video_games-corpus": 1488,
+    "video_games-queries": 505,
+    "video_games-qrels": 505,
+    "video_games-users": 82,
+}
+ROWS = {
+    0: ("video_games:B00000K1V7:u_1e0bc479b22a8779",
+        "i want an item with analog control compatible and from sony. it should come from acclaim studios, "
+        "be rated mature, and be a cd-rom.",
+        "i want an item with analog control compatible and froam sony. it should come from acclaim studios, "
+        "be rated mature, and be a cd-rom.",
+        ["Sony", "CD-ROM", "Mature", "Acclaim Studios", "Analog Control Compatible"]),
+    101: ("video_games:B07KD8Y6Y9:u_93b05c632716d8e3",
+          "for xbox one, i need a vision sports usb product for ios and featuring wireless.",
+          "for xbox one, i neepd a vision sports usb product for ios and featuring wireless.",
+          ["Vision Sports", "xbox one", "IOS", "USB", "Wireless"]),
+    267: ("video_games:B0C4H7DPX8:u_d220a87ae7ca7c9d",
+          "i want an item in the hard style, in clear, of the case type, from fanpl, and compatible with switch oled.",
+          "i want an item in the hard style, in clear, of the case type, from fanpl, and compatibld with switch oled.",
+          ["FANPL", "Clear", "Switch OLED", "Case", "Hard"]),
+}  # fmt: skip
+
+pytestmark = pytest.mark.skipif(
+    not config_path(DS, "video_games").exists(), reason="pqb_dataset/ has not been built (run pqb-build)"
+)
+
+
+@pytest.mark.parametrize("config", sorted(COUNTS))
+def test_row_counts(config: str) -> None:
+    assert pq.read_table(config_path(DS, config)).num_rows == COUNTS[config]
+
+
+@pytest.mark.parametrize("index", sorted(ROWS))
+def test_pinned_rows(index: int) -> None:
+    row = pq.read_table(config_path(DS, "video_games")).slice(index, 1).to_pylist()[0]
+    assert (row["id"], row["query"], row["error_query"], row["core_terms"]) == ROWS[index]
+
+
+def test_corpus_and_users_ends() -> None:
+    corpus = pq.read_table(config_path(DS, "video_games-corpus")).column("id").to_pylist()
+    assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
+    users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
+    assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_002ca7a40466822c", 75)
+    assert users[0]["threshold"] == pytest.approx(53.468171, abs=1e-6)
+
+
+def test_committed_dataset_passes_every_invariant() -> None:
+    configs = [c for c in COUNTS]
+    report = check_dataset(DS, configs)
+    assert report.ok, report.summary()

