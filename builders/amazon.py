@@ -26,21 +26,6 @@ import yaml
 from pqb_dataset import settings
 
 SOURCES_YAML = Path(__file__).with_name("sources.yaml")
-_FALLBACK_SOURCES: dict[str, Any] = {
-    "amazon2023": {
-        "hub": {
-            "repo_id": "McAuley-Lab/Amazon-Reviews-2023",
-            "repo_type": "dataset",
-            "revision": "main",
-            "reviews": "raw/review_categories/{category}.jsonl",
-            "meta": "raw/meta_categories/meta_{category}.jsonl",
-        },
-        "local": {
-            "reviews": ["{category}.jsonl", "{category}.jsonl.gz"],
-            "meta": ["meta_{category}.jsonl", "meta_{category}.jsonl.gz"],
-        },
-    }
-}
 
 REVIEW_FIELDS = ("user_id", "parent_asin", "asin", "text", "title", "rating", "timestamp")
 """Review fields kept; ``user_id``, ``parent_asin`` and ``text`` are required (others may be missing)."""
@@ -85,10 +70,8 @@ class ReadStats:
 
 
 def load_sources(path: Path = SOURCES_YAML) -> dict[str, Any]:
-    """The declared sources (``sources.yaml``); a built-in copy is used if the file is not installed."""
-    if path.is_file():
-        return yaml.safe_load(path.read_text())
-    return _FALLBACK_SOURCES
+    """The declared sources (``sources.yaml``, shipped as package data)."""
+    return yaml.safe_load(path.read_text())
 
 
 def open_text(path: str | os.PathLike[str]) -> io.TextIOBase:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pqb_dataset.schema import N_CORE_TERMS, words
+from pqb_dataset.schema import N_CORE_TERMS, count_term, words
 
 
 class Attribute(NamedTuple):
@@ -266,16 +266,19 @@ def _candidates(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 
 def usable_attributes(meta: Mapping[str, Any]) -> list[Attribute]:
-    """Every usable attribute of the product, in priority order, values de-duplicated case-insensitively."""
-    seen: set[str] = set()
+    """Every usable attribute of the product, in priority order, values de-duplicated case-insensitively.
+
+    A value nested in an earlier one, or containing it, as a whole-word phrase ("Sony" beside "Sony
+    Computer Entertainment") is skipped: no query could then hold each core term exactly once, the
+    lexical-validity rule (:func:`pqb_dataset.schema.count_term` decides what "contains" means).
+    """
     out: list[Attribute] = []
     for name, raw in _candidates(meta):
         if not _ASCII_LETTER.search(name):
             continue
         value = clean_attribute_value(raw)
-        if value is None or value.lower() in seen:
+        if value is None or any(count_term(value, a.value) or count_term(a.value, value) for a in out):
             continue
-        seen.add(value.lower())
         out.append(Attribute(name, value))
     return out
 

@@ -8,6 +8,8 @@ current one and every output exists, so ``pqb-build all`` resumes where it stopp
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.metadata
 import json
 import platform
@@ -49,9 +51,19 @@ def read_parquet(path: Path) -> pa.Table:
     return pq.read_table(path)
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Hash of the builders' source: a code change must invalidate finished stages, not reuse them."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def fingerprint_inputs(inputs: Iterable[Path | str], config: Mapping[str, Any]) -> str:
-    """Hash of input files (by content) and the stage config (including the seed)."""
-    parts: list[Any] = []
+    """Hash of input files (by content), the stage config (including the seed) and the builder code."""
+    parts: list[Any] = [code_fingerprint()]
     for p in inputs:
         path = Path(p)
         parts.append([path.name, sha256_file(path) if path.is_file() else "missing"])

@@ -27,6 +27,26 @@ def _is_local(path: str) -> bool:
     return Path(path).expanduser().exists()
 
 
+def _local_cache_dir(path: str) -> str:
+    """A ``datasets`` cache folder keyed by the local dataset's file contents.
+
+    ``datasets`` keys its cache on the folder *name* and card, not the parquet bytes, so after a
+    rebuild (or a test's folder of the same name) it would serve stale rows. Hashing the files
+    (README + data/) gives each distinct build its own cache.
+    """
+    from pqb_dataset import settings
+    from pqb_dataset.io import sha256_file
+
+    root = Path(path).expanduser()
+    h = hashlib.sha256()
+    for f in sorted(
+        p for p in root.rglob("*") if p.is_file() and (p.name == "README.md" or "data" in p.parts)
+    ):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(sha256_file(f).encode())
+    return str(settings.PQB_CACHE_DIR / "datasets" / h.hexdigest()[:16])
+
+
 def config_names(path: str, revision: str | None = None) -> list[str]:
     """Config names the dataset declares; ``[]`` if the dataset itself cannot be found."""
     import datasets
@@ -47,7 +67,10 @@ def load_config(path: str, name: str, *, split: str | None = "test", revision: s
             f"dataset config {name!r} not found in {path!r}; build it (pqb-build all --domain ...) "
             f"or pass --dataset_path <folder or Hub id> that has it"
         )
-    ds = datasets.load_dataset(path, name, revision=None if _is_local(path) else revision)
+    if _is_local(path):
+        ds = datasets.load_dataset(path, name, cache_dir=_local_cache_dir(path))
+    else:
+        ds = datasets.load_dataset(path, name, revision=revision)
     if split is not None and split in ds:
         return ds[split]
     if len(ds) == 1:

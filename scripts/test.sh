@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check .
-pytest -q "$@"
+pytest -q -m "not gpu and not network" "$@"

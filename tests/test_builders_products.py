@@ -115,3 +115,19 @@ def test_details_as_json_string_like_the_hub_loader() -> None:
 
     meta = dict(META, details=json.dumps(META["details"]))
     assert select_core_terms(meta) == select_core_terms(META)
+
+
+def test_nested_attribute_values_are_not_both_core_terms() -> None:
+    """'Sony' inside 'Sony Computer Entertainment' would make 'each core term exactly once' impossible."""
+    from builders.products import usable_attributes
+
+    meta = {
+        "parent_asin": "X1",
+        "title": "Pad",
+        "details": {"Brand": "Sony", "Manufacturer": "Sony Computer Entertainment", "Color": "Black"},
+        "features": ["Wireless pad", "black finish"],
+    }
+    values = [a.value for a in usable_attributes(meta)]
+    assert values[:2] == ["Sony", "Black"]
+    assert "Sony Computer Entertainment" not in values
+    assert all(v.lower() != "black finish" for v in values)  # contains the earlier "Black"
