@@ -166,3 +166,18 @@ def test_reranked_head_then_first_stage_tail_with_monotone_scores(tmp_path):
     assert np.all(np.diff(res.scores[0]) < 0)  # strictly decreasing: a TREC consumer keeps this order
     assert r.full_scoring is False
     assert r.stats["docs_encoded"] == 2  # only the reranked pairs reach the model
+
+
+def test_device_set_after_construction_is_resolved_with_its_dtype():
+    import torch
+
+    from harness.errors import ModelArgsError
+
+    r = _LengthJudge()
+    r.device = None  # what the registry does for --device when unset: auto-detect
+    assert r.device in {"cpu", "cuda", "mps"}
+    r.device = "cpu"
+    assert r.dtype == torch.float32
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelArgsError, match="no CUDA device"):
+            r.device = "cuda"

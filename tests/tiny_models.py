@@ -102,7 +102,7 @@ def _bert_config(vocab_size: int, hidden: int = 32):
         num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=hidden * 2,
-        max_position_embeddings=256,
+        max_position_embeddings=512,  # BGE-M3's default max_length is 512
         initializer_range=0.3,  # large random weights: texts get clearly different vectors
     )
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError
 from harness.retrievers.base import Corpus
 from harness.retrievers.encoding import (
     ArrayCache,
@@ -95,21 +96,21 @@ class BGEM3Retriever(NeuralRetriever):
         ]
         unknown = set(self.components) - set(COMPONENTS)
         if unknown or not self.components:
-            raise ValueError(
+            raise ModelArgsError(
                 f"bge-m3 components must be a '+' list of {', '.join(COMPONENTS)}; got {components!r}"
             )
         w = [float(x) for x in str(weights).split("+")]
         if len(w) != 3:
-            raise ValueError(f"bge-m3 weights are dense+sparse+colbert (3 numbers), got {weights!r}")
+            raise ModelArgsError(f"bge-m3 weights are dense+sparse+colbert (3 numbers), got {weights!r}")
         self.weights_by_component = dict(zip(COMPONENTS, w, strict=True))
         if fusion not in {"zscore", "weighted_sum"}:
-            raise ValueError(f"fusion must be 'zscore' or 'weighted_sum', got {fusion!r}")
+            raise ModelArgsError(f"fusion must be 'zscore' or 'weighted_sum', got {fusion!r}")
         self.fusion = fusion
         self.max_length = int(max_length)
         self.query_max_length = int(query_max_length)
         self.colbert_max_tokens = as_optional_int(colbert_max_tokens)
         if backend not in {"auto", "flagembedding", "transformers"}:
-            raise ValueError(f"backend must be auto, flagembedding or transformers, got {backend!r}")
+            raise ModelArgsError(f"backend must be auto, flagembedding or transformers, got {backend!r}")
         self.backend_requested = backend
         self.backend = ""
         self.model: Any = None

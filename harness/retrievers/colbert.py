@@ -29,8 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError
 from harness.retrievers.base import Corpus, SearchResult
 from harness.retrievers.encoding import (
+    ModelNotAvailableError,
     NeuralRetriever,
     document_strings,
     length_sorted_batches,
@@ -62,7 +64,7 @@ def _load_linear(folder: Path) -> np.ndarray:
             state = torch.load(path, map_location="cpu", weights_only=True)
             if "linear.weight" in state:
                 return state["linear.weight"].float().numpy()
-    raise FileNotFoundError(
+    raise ModelNotAvailableError(
         f"No 'linear.weight' in {folder} (model.safetensors / pytorch_model.bin): not a ColBERT checkpoint."
     )
 
@@ -102,7 +104,7 @@ class ColBERTRetriever(NeuralRetriever):
 
         super().__init__(pretrained=pretrained, **kwargs)
         if mode not in {"exhaustive", "rerank", "auto"}:
-            raise ValueError(f"mode must be exhaustive, rerank or auto, got {mode!r}")
+            raise ModelArgsError(f"mode must be exhaustive, rerank or auto, got {mode!r}")
         self.query_maxlen, self.doc_maxlen = int(query_maxlen), int(doc_maxlen)
         self.query_marker, self.doc_marker = query_marker, doc_marker
         self.augment_queries = as_bool(augment_queries)
@@ -145,7 +147,7 @@ class ColBERTRetriever(NeuralRetriever):
         vocab = self.tokenizer.get_vocab()
         for marker in (self.query_marker, self.doc_marker):
             if marker not in vocab:
-                raise ValueError(f"Marker token {marker!r} is not in the tokenizer of {self.pretrained}.")
+                raise ModelArgsError(f"Marker token {marker!r} is not in the tokenizer of {self.pretrained}.")
         self.q_marker_id, self.d_marker_id = vocab[self.query_marker], vocab[self.doc_marker]
         self.skip_ids = sorted({
             ids[0] for s in string.punctuation if (ids := self.tokenizer.encode(s, add_special_tokens=False))

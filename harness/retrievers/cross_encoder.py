@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError
 from harness.retrievers.encoding import FirstStageReranker, as_optional_int, load_or_explain
 
 
@@ -42,7 +43,7 @@ class CrossEncoderRetriever(FirstStageReranker):
     ) -> None:
         super().__init__(pretrained=pretrained, doc_chars=doc_chars, **kwargs)
         if activation not in {"none", "sigmoid"}:
-            raise ValueError(f"activation must be 'none' or 'sigmoid', got {activation!r}")
+            raise ModelArgsError(f"activation must be 'none' or 'sigmoid', got {activation!r}")
         self.max_length = as_optional_int(max_length)
         self.activation = activation
         self.trust_remote_code = bool(trust_remote_code)

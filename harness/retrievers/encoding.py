@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError, PQBHarnessError
 from pqb_dataset import io as pqb_io
 from pqb_dataset import settings
 
@@ -47,8 +48,11 @@ MIN_CORPUS_FOR_MULTI_GPU = 10_000
 """Below this many documents a second GPU costs more in start-up than it saves."""
 
 
-class ModelNotAvailableError(FileNotFoundError):
-    """A checkpoint could not be loaded: not a local folder, and not obtainable from the Hub here."""
+class ModelNotAvailableError(PQBHarnessError, FileNotFoundError):
+    """A checkpoint could not be loaded: not a local folder, and not obtainable from the Hub here.
+
+    A ``PQBHarnessError``, so ``pqb-harness run`` prints it as one line (what is missing, how to provide it).
+    """
 
 
 # -- device, dtype, batch size -------------------------------------------------------------------------
@@ -63,7 +67,9 @@ def resolve_device(device: str | None) -> str:
             return "mps"
         return "cpu"
     if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"device={device!r} was requested but torch sees no CUDA device; use device=cpu.")
+        raise ModelArgsError(
+            f"device={device!r} was requested but torch sees no CUDA device; use --device cpu."
+        )
     return str(device)
 
 
@@ -78,7 +84,7 @@ def resolve_dtype(dtype: str | None, device: str) -> torch.dtype:
     names = {"fp32": torch.float32, "float32": torch.float32, "fp16": torch.float16,
              "float16": torch.float16, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16}  # fmt: skip
     if dtype not in names:
-        raise ValueError(f"Unknown dtype {dtype!r}; use one of auto, {', '.join(sorted(names))}.")
+        raise ModelArgsError(f"Unknown dtype {dtype!r}; use one of auto, {', '.join(sorted(names))}.")
     return names[dtype]
 
 
@@ -95,7 +101,7 @@ def auto_batch_size(
     if batch_size not in (None, "", "auto"):
         value = int(batch_size)
         if value < 1:
-            raise ValueError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}.")
+            raise ModelArgsError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}.")
         return value
     if not device.startswith("cuda"):
         return 32
@@ -336,7 +342,7 @@ def as_bool(value: Any) -> bool:
         return True
     if s in {"0", "false", "no", "off"}:
         return False
-    raise ValueError(f"Expected a boolean (true/false), got {value!r}.")
+    raise ModelArgsError(f"Expected a boolean (true/false), got {value!r}.")
 
 
 def as_optional_int(value: Any) -> int | None:
@@ -413,14 +419,13 @@ class NeuralRetriever(Retriever):
         show_progress: bool | str = True,
         **kwargs: Any,
     ) -> None:
+        self.dtype_name = str(dtype)
         super().__init__(**kwargs)
         self.pretrained_arg = str(pretrained)
         self.pretrained, self._package_info = resolve_pretrained(str(pretrained))
         self.revision = None if revision in (None, "", "None") else str(revision)
-        self.device = resolve_device(device)
+        self.device = device  # resolved (and the dtype with it) by the property setter below
         self.batch_size = batch_size
-        self.dtype_name = str(dtype)
-        self.dtype = resolve_dtype(self.dtype_name, self.device)
         self.stand_in_for = None if stand_in_for in (None, "", "None", "none") else str(stand_in_for)
         self.multi_gpu: bool | str = multi_gpu if multi_gpu == "auto" else as_bool(multi_gpu)
         self.show_progress = as_bool(show_progress)
@@ -436,6 +441,16 @@ class NeuralRetriever(Retriever):
         }
         """Frozen at construction, without loading the model: the run cache asks for ``cache_settings()``
         before ``index``, and the key must not change once the model is loaded."""
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @device.setter
+    def device(self, value: str | None) -> None:
+        """The registry may set ``device`` after construction (``--device``): re-resolve the dtype too."""
+        self._device = resolve_device(value)
+        self.dtype = resolve_dtype(self.dtype_name, self._device)
 
     def _record_weights(self, loaded: Any = None, **extra: Any) -> None:
         """Complete ``self.weights`` from what was actually loaded (``loaded``: a model or config)."""
@@ -529,7 +544,7 @@ class FirstStageReranker(NeuralRetriever):
         self.doc_chars = int(doc_chars or 0)
         self.rank_prior_weight = float(rank_prior_weight)
         if self.rerank_k > self.first_stage_k:
-            raise ValueError(
+            raise ModelArgsError(
                 f"rerank_k ({self.rerank_k}) must not exceed first_stage_k ({self.first_stage_k})."
             )
         self.first_stage: Retriever | None = None

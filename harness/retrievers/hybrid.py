@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError
 from harness.retrievers.base import Corpus, Retriever
 from harness.retrievers.encoding import zscore_rows
 
@@ -47,10 +48,12 @@ def split_components(spec: str) -> list[tuple[str, str]]:
             continue
         name, _, rest = item.partition("[")
         if rest and not rest.endswith("]"):
-            raise ValueError(f"hybrid component {item!r}: arguments must be written name[k=v;k=v]")
+            raise ModelArgsError(f"hybrid component {item!r}: arguments must be written name[k=v;k=v]")
         out.append((name.strip(), rest[:-1].replace(";", ",") if rest else ""))
     if not out:
-        raise ValueError("hybrid needs components=<model>+<model>[+...], e.g. components=minilm+splade-tiny")
+        raise ModelArgsError(
+            "hybrid needs components=<model>+<model>[+...], e.g. components=minilm+splade-tiny"
+        )
     return out
 
 
@@ -84,11 +87,11 @@ class HybridRetriever(Retriever):
         else:
             self.weights_ = [float(w) for w in str(weights).split("+")]
         if len(self.weights_) != len(specs):
-            raise ValueError(
+            raise ModelArgsError(
                 f"hybrid: {len(specs)} components ({components!r}) but {len(self.weights_)} weights ({weights!r})"
             )
         if normalization not in {"zscore", "none"}:
-            raise ValueError(f"hybrid normalization must be 'zscore' or 'none', got {normalization!r}")
+            raise ModelArgsError(f"hybrid normalization must be 'zscore' or 'none', got {normalization!r}")
         self.normalization = normalization
         self.component_specs = specs
         self.components: list[Retriever] = [
@@ -96,7 +99,7 @@ class HybridRetriever(Retriever):
         ]
         for (n, _), comp in zip(specs, self.components, strict=True):
             if not comp.full_scoring:
-                raise ValueError(
+                raise ModelArgsError(
                     f"hybrid component {n!r} does not score the full corpus; fuse full-scoring models only"
                 )
         self.device = device or "auto"

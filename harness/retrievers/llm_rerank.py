@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError
 from harness.retrievers.encoding import (
     FirstStageReranker,
     length_sorted_batches,
@@ -86,7 +87,9 @@ class LLMRerankRetriever(FirstStageReranker):
     ) -> None:
         super().__init__(pretrained=pretrained, **kwargs)
         if prompt_format not in {"qwen3-reranker", "chat", "plain"}:
-            raise ValueError(f"prompt_format must be qwen3-reranker, chat or plain, got {prompt_format!r}")
+            raise ModelArgsError(
+                f"prompt_format must be qwen3-reranker, chat or plain, got {prompt_format!r}"
+            )
         self.gguf_file = gguf_file or None
         self.prompt_format = prompt_format
         self.instruction = instruction
@@ -126,7 +129,7 @@ class LLMRerankRetriever(FirstStageReranker):
         self.yes_ids = self._single_token_ids(self.yes_variants)
         self.no_ids = self._single_token_ids(self.no_variants)
         if not self.yes_ids or not self.no_ids:
-            raise ValueError(
+            raise ModelArgsError(
                 f"{self.pretrained}: none of the yes variants {self.yes_variants} or no variants "
                 f"{self.no_variants} is a single token; set yes_tokens=/no_tokens=."
             )

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import ModelArgsError
 from harness.retrievers.base import Corpus, Retriever
 from harness.retrievers.encoding import corpus_fingerprint, document_strings
 from pqb_dataset import io as pqb_io
@@ -81,7 +82,7 @@ class PyseriniBM25Retriever(Retriever):
 
         super().__init__()
         if stemmer not in {"porter", "krovetz", "none"}:
-            raise ValueError(f"stemmer must be porter, krovetz or none, got {stemmer!r}")
+            raise ModelArgsError(f"stemmer must be porter, krovetz or none, got {stemmer!r}")
         self.k1, self.b = float(k1), float(b)
         self.stemmer = stemmer
         self.stopwords = as_bool(stopwords)
