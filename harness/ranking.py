@@ -6,6 +6,11 @@ the rank ``harness.retrievers.base.topk_stable`` would give, so ranks and top-k 
 authors resolved ties optimistically (the target wins); near-duplicate product variants make that
 matter (reference spec §8.6), so we also report how often a tie touches the target.
 
+"Equal" means equal up to ``TIE_RTOL`` relative (:data:`TIE_RTOL`): float32 sums are not
+associative, so the same document scored twice (or an exact duplicate) can differ in the last bit
+(bm25s gave 1.7985868 vs 1.7985870 for two identical documents), and an exact-equality rule would let
+summation order, not the corpus order, decide ranks.
+
 Unranked targets (absent from the corpus, absent from a reranker's list, NaN score) get rank
 ``inf``: no hit, RR 0, nDCG 0.
 """
@@ -15,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 UNRANKED = np.inf
+TIE_RTOL = 1e-6
+"""Scores within this relative distance of the target's count as tied (a few float32 ulps)."""
 
 
 def target_ranks(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -25,8 +32,8 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, n
         targets: (n_queries,) corpus index of each query's target; ``-1`` = target not in the corpus.
 
     Returns:
-        ``ranks`` (float64, ``inf`` when unranked) and ``ties`` (bool: another document has exactly
-        the target's score, i.e. the tie rule decided something about this target).
+        ``ranks`` (float64, ``inf`` when unranked) and ``ties`` (bool: another document has the
+        target's score within ``TIE_RTOL``, i.e. the tie rule decided something about this target).
     """
     scores = np.atleast_2d(np.asarray(scores))
     targets = np.asarray(targets, dtype=np.int64).reshape(-1)
@@ -40,9 +47,10 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, n
         return ranks, ties
     rows = np.flatnonzero(valid)
     sub = scores[rows]
-    t_score = sub[np.arange(len(rows)), targets[rows]][:, None]
-    higher = (sub > t_score).sum(axis=1)
-    equal = sub == t_score
+    t_score = sub[np.arange(len(rows)), targets[rows]][:, None].astype(np.float64)
+    tol = TIE_RTOL * np.maximum(np.abs(t_score), 1e-12)
+    higher = (sub > t_score + tol).sum(axis=1)
+    equal = np.abs(sub - t_score) <= tol
     earlier = np.arange(n_d)[None, :] < targets[rows][:, None]
     tied_earlier = (equal & earlier).sum(axis=1)
     ok = ~np.isnan(t_score[:, 0])

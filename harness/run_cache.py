@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.ranking import TIE_RTOL
 from pqb_dataset.io import atomic_path, stable_hash
 
 
@@ -37,7 +38,9 @@ class RunCache:
     """``(text_hash, target_id) -> RankEntry`` for one (retriever settings, corpus, depth)."""
 
     def __init__(self, root: Path, settings: dict[str, Any], corpus_fingerprint: str, depth: int) -> None:
-        self.folder = Path(root) / "runs" / stable_hash(settings, corpus_fingerprint, depth)
+        # the tie rule is part of the key: cached ranks made under another rule must not be reused
+        rule = {"tie_rtol": TIE_RTOL}
+        self.folder = Path(root) / "runs" / stable_hash(settings, corpus_fingerprint, depth, rule)
         self.depth = depth
         self.entries: dict[tuple[str, str], RankEntry] = {}
         self._load()

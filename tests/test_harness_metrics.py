@@ -187,3 +187,20 @@ def test_properties(data):
     if a.size:
         assert np.allclose(M.rr_std(a, b), np.std(np.stack([rra, rrb]), axis=0))
     assert np.array_equal(M.flip_at_k(a, b, k), M.flip_at_k(b, a, k))
+
+
+def test_last_bit_float_differences_count_as_ties() -> None:
+    """Two identical documents may get scores one float32 ulp apart; corpus order must still decide."""
+    from harness.ranking import target_ranks
+
+    a = np.float32(1.7985868)
+    b = np.float32(1.7985870)
+    scores = np.array([[b, a, 0.5]], dtype=np.float32)  # doc 0 (earlier) is 1 ulp above the target
+    ranks, ties = target_ranks(scores, np.array([1]))
+    assert ranks.tolist() == [2.0] and ties.tolist() == [True]
+    scores = np.array([[a, b, 0.5]], dtype=np.float32)  # target first in corpus order wins the tie
+    ranks, ties = target_ranks(scores, np.array([0]))
+    assert ranks.tolist() == [1.0] and ties.tolist() == [True]
+    scores = np.array([[1.80, 1.79, 0.5]], dtype=np.float32)  # a real difference is not a tie
+    ranks, ties = target_ranks(scores, np.array([1]))
+    assert ranks.tolist() == [2.0] and ties.tolist() == [False]
