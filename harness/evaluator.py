@@ -217,6 +217,8 @@ def compute_task(data: TaskData, ranks: np.ndarray, ties: np.ndarray, *, n_boot:
     agg = (lambda v: M.macro_mean(v, groups)) if groups is not None else M.mean_or_nan
     values = {k: agg(v) for k, v in per_pair.items()}
     values.update(_query_means(cfg, ranks, pairs))
+    if cfg.similarity_gate is not None:
+        values["n_pairs_gated"] = int(keep.sum())  # pairs the cosine gate kept (of n_pairs)
     reps = bootstrap_means(per_pair, n_boot=n_boot, seed=seed, groups=groups)
     ci = {k: percentile_ci(v) for k, v in reps.items()}
     return values, ci, reps
@@ -351,6 +353,8 @@ def _finish_task(data: TaskData, corpus: Corpus, entries: dict, n_boot: int | No
         "n_targets_missing": int((target_indices(corpus, pairs.targets) < 0).sum()),
         "n_malformed": pairs.n_malformed,
     }
+    if "n_pairs_gated" in values:
+        counts["n_pairs_gated"] = values.pop("n_pairs_gated")
     log.debug("%s metrics in %.2fs", cfg.task, time.perf_counter() - t0)
     return TaskOutcome(
         cfg=cfg, metrics=values, ci=ci, replicates=reps, counts=counts,

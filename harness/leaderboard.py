@@ -84,7 +84,9 @@ LABELS: dict[str, str] = {
 
 _TASK_RE = re.compile(r"^pqb_(syntactic|error)_(.+)$")
 _FILE_TS_RE = re.compile(r"results_(.+)\.json$")
-_NON_METRIC_KEYS = {"alias", "n_pairs", "n_queries", "ties_touch_target", "n_targets_missing", "n_malformed"}
+_NON_METRIC_KEYS = {
+    "alias", "n_pairs", "n_queries", "ties_touch_target", "n_targets_missing", "n_malformed", "n_pairs_gated",
+}  # fmt: skip
 
 TIDY_COLUMNS: tuple[str, ...] = (
     "model",

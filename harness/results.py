@@ -28,7 +28,14 @@ from pqb_dataset.io import atomic_write_json, atomic_write_text
 
 SCHEMA_VERSION = "1.0"
 RESULTS_GLOB = "results_*.json"
-COUNT_KEYS = ("n_pairs", "n_queries", "ties_touch_target", "n_targets_missing", "n_malformed")
+COUNT_KEYS = (
+    "n_pairs",
+    "n_queries",
+    "ties_touch_target",
+    "n_targets_missing",
+    "n_malformed",
+    "n_pairs_gated",
+)
 
 
 def sanitize_model_name(name: str) -> str:
@@ -97,7 +104,8 @@ def group_entry(name: str, members: list[str], results: dict, reps: dict[str, di
                 list(percentile_ci(np.mean(np.stack(have), axis=0))) if ok and have else [None, None]
             )
     for key in COUNT_KEYS:
-        entry[key] = int(sum(results[m].get(key, 0) for m in members))
+        if any(key in results[m] for m in members):
+            entry[key] = int(sum(results[m].get(key, 0) for m in members))
     return entry
 
 
@@ -125,7 +133,8 @@ def build_results(
         res["configs"][name] = o.cfg.to_dict()
         res["versions"][name] = o.cfg.version
         res["higher_is_better"][name] = o.cfg.higher_is_better()
-        res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": o.counts["n_pairs"]}
+        effective = o.counts.get("n_pairs_gated", o.counts["n_pairs"])
+        res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": effective}
         res["task_hashes"][name] = o.cfg.hash()
         res["dataset"][name] = o.dataset
         if o.breakdown is not None:

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no_run_cache", action="store_true", help="re-rank every query instead of reading the run cache"
     )
+    p.add_argument(
+        "--gate_model",
+        default=None,
+        help="dense model/preset embedding queries for tasks with the authors' cosine pair gate",
+    )
     p.add_argument("--hub_results_repo", default=None, help="push the results to this Hub dataset repo")
     p.add_argument("--verbosity", default="INFO", help="logging level")
 
@@ -97,6 +103,31 @@ def _previous(args: argparse.Namespace, wanted: list[str]) -> tuple[dict[str, An
     return None, []
 
 
+def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
+    """Query embedder for tasks using the authors' cosine pair gate, or ``None`` if no task gates.
+
+    The gate model is ``--gate_model`` or the tasks' ``gate_model`` (a registered dense model or
+    preset, e.g. ``gte-base`` as the authors used, or ``minilm`` offline); one model serves every
+    task of the run, so all gated pairs are judged by the same embedding.
+    """
+    from harness.errors import TaskConfigError
+    from harness.registry import create_retriever
+
+    gated = [t for t in tasks if t.similarity_gate is not None]
+    if not gated:
+        return None
+    names = {t.gate_model for t in gated}
+    if len(names) != 1 or None in names:
+        raise TaskConfigError(
+            f"tasks {[t.task for t in gated]} use the cosine pair gate but name gate models {sorted(map(str, names))}; "
+            "pass one with --gate_model (e.g. gte-base, or minilm offline)"
+        )
+    model = create_retriever(names.pop(), None, device=args.device, batch_size=args.batch_size)
+    if not hasattr(model, "encode_queries"):
+        raise TaskConfigError(f"gate model {model.name!r} cannot embed queries; use a dense model or preset")
+    return model.encode_queries
+
+
 def _run(args: argparse.Namespace) -> int:
     from harness.evaluator import EvaluationOutput, evaluate
     from harness.registry import create_retriever, parse_model_args
@@ -109,11 +140,14 @@ def _run(args: argparse.Namespace) -> int:
     model_args = parse_model_args(args.model_args)
     previous, reused = _previous(args, task_names)
     todo = [registry.tasks[t] for t in task_names if t not in reused]
+    if args.gate_model:  # recorded in each gated task's config, so results name the model that gated
+        todo = [replace(t, gate_model=args.gate_model) if t.similarity_gate is not None else t for t in todo]
     retriever = create_retriever(args.model, model_args, device=args.device, batch_size=args.batch_size)
     if todo:
+        embed = _gate_embedder(todo, args)
         output = evaluate(retriever, todo, dataset_path=args.dataset_path, limit=args.limit,
                           n_boot=args.bootstrap_iters, seed=args.seed, log_samples=args.log_samples,
-                          run_name=args.model, use_cache=not args.no_run_cache)  # fmt: skip
+                          run_name=args.model, use_cache=not args.no_run_cache, embed=embed)  # fmt: skip
     else:
         output = EvaluationOutput(stats={"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0})
     if not output.outcomes and not reused:
