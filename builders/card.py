@@ -129,13 +129,28 @@ def parse_stats_table(card: str) -> dict[str, dict[str, int]]:
     return out
 
 
+_TIMING_SUFFIXES = ("seconds", "_per_s", "_per_second")
+
+
+def _portable(obj: Any) -> Any:
+    """Stats without what differs between machines and runs, at any depth: wall-clock entries
+    (``seconds``, ``*_per_second``...) are dropped and absolute paths reduced to their file name."""
+    if isinstance(obj, Mapping):
+        return {k: _portable(v) for k, v in obj.items() if not str(k).endswith(_TIMING_SUFFIXES)}
+    if isinstance(obj, list):
+        return [_portable(v) for v in obj]
+    if isinstance(obj, str) and obj.startswith("/"):
+        return Path(obj).name
+    return obj
+
+
 def _stage_summary(wd: WorkDir) -> dict[str, Any]:
     """A deterministic digest of a work dir's manifest: config, stats, output hashes; no timings, no paths."""
     stages = {}
     for name, rec in sorted(wd.manifest.get("stages", {}).items()):
         stages[name] = {
-            "config": rec.get("config", {}),
-            "stats": rec.get("stats", {}),
+            "config": _portable(rec.get("config", {})),
+            "stats": _portable(rec.get("stats", {})),
             "inputs": sorted({Path(p).name for p in rec.get("inputs", [])}),
             "output_sha256": rec.get("output_sha256", {}),
         }

@@ -81,10 +81,14 @@ class WorkDir:
     def __post_init__(self) -> None:
         self.root = Path(self.root)
         self.path.mkdir(parents=True, exist_ok=True)
+        self._reload()
+
+    def _reload(self) -> dict[str, Any]:
         if self.manifest_path.exists():
             self._manifest = json.loads(self.manifest_path.read_text())
         self._manifest.setdefault("domain", self.domain)
         self._manifest.setdefault("stages", {})
+        return self._manifest
 
     @property
     def path(self) -> Path:
@@ -101,7 +105,9 @@ class WorkDir:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        return self._manifest
+        """The manifest as on disk now: stages run through other ``WorkDir`` objects of the same
+        folder (the pipeline and each stage function open their own) are never shadowed by a stale copy."""
+        return self._reload()
 
     def stage(
         self, name: str, inputs: Iterable[Path | str], config: Mapping[str, Any], outputs: Iterable[str]
@@ -136,7 +142,8 @@ class Stage:
         )
 
     def done(self, stats: Mapping[str, Any] | None = None) -> None:
-        self.workdir.manifest["stages"][self.name] = {
+        manifest = self.workdir.manifest  # re-read: read-modify-write keeps other stages' records
+        manifest["stages"][self.name] = {
             "fingerprint": self.fingerprint,
             "inputs": [str(p) for p in self.inputs],
             "config": self.config,

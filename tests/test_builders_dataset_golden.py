@@ -14,11 +14,11 @@ from pqb_dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 268,
+    "video_games": 294,
     "video_games-corpus": 1488,
-    "video_games-queries": 505,
-    "video_games-qrels": 505,
-    "video_games-users": 82,
+    "video_games-queries": 554,
+    "video_games-qrels": 554,
+    "video_games-users": 85,
 }
 ROWS = {
     0: ("video_games:B00000K1V7:u_1e0bc479b22a8779",
@@ -27,14 +27,14 @@ ROWS = {
         "i want an item with analog control compatible and froam sony. it should come from acclaim studios, "
         "be rated mature, and be a cd-rom.",
         ["Sony", "CD-ROM", "Mature", "Acclaim Studios", "Analog Control Compatible"]),
-    101: ("video_games:B07KD8Y6Y9:u_93b05c632716d8e3",
-          "for xbox one, i need a vision sports usb product for ios and featuring wireless.",
-          "for xbox one, i neepd a vision sports usb product for ios and featuring wireless.",
-          ["Vision Sports", "xbox one", "IOS", "USB", "Wireless"]),
-    267: ("video_games:B0C4H7DPX8:u_d220a87ae7ca7c9d",
-          "i want an item in the hard style, in clear, of the case type, from fanpl, and compatible with switch oled.",
-          "i want an item in the hard style, in clear, of the case type, from fanpl, and compatibld with switch oled.",
-          ["FANPL", "Clear", "Switch OLED", "Case", "Hard"]),
+    101: ("video_games:B07B4Z76CP:u_adf9f6b64c7605c3",
+          "item: STOGA, Blue/white, Wired, Adult, Over Ear",
+          "ite: STOGA, Blue/white, Wired, Adult, Over Ear",
+          ["STOGA", "Blue/white", "Wired", "Over Ear", "Adult"]),
+    267: ("video_games:B0B5WZV7YQ:u_da115b6ec67f0ec0",
+          "I need an item for Adult that is White, includes Fast Charging, comes from DESTEK, and supports USB.",
+          "I ned an item for Adult that is White, includes Fast Charging, comes from DESTEK, and supports USB.",
+          ["DESTEK", "White", "USB", "Fast Charging", "Adult"]),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(

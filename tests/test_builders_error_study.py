@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from test_builders_error_profiles import FakeCorrector
 
 from builders.error_profiles import run_errors
 from builders.error_study import CONDITIONS, bootstrap_ci, expected_rank_metrics, run_error_study
 from builders.workdir import WorkDir, write_parquet
-from tests.test_builders_error_profiles import FakeCorrector
 
 
 def test_expected_rank_metrics_break_ties_uniformly() -> None:

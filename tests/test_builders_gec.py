@@ -122,9 +122,8 @@ def test_missing_apostrophes_are_restored_but_real_contractions_kept() -> None:
 def test_gector_backend_plumbing_with_a_tiny_model(tmp_path: Path) -> None:
     """A 2-layer token classifier with GECToR tags; its bias forces one tag, so outputs are known."""
     torch = pytest.importorskip("torch")
+    from tiny_models import _bert_config, _bert_tokenizer
     from transformers import BertForTokenClassification
-
-    from tests.tiny_models import _bert_config, _bert_tokenizer
 
     tags = ["$KEEP", "$DELETE", "$TRANSFORM_CASE_UPPER", "$APPEND_!"]
     tok = _bert_tokenizer(tmp_path)
