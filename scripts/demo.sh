@@ -19,3 +19,6 @@ pqb-build check
 # 3. Evaluate: lexical and dense retrievers on syntactic and error pairs (the harness prints the tables).
 pqb-harness run --model bm25 --tasks pqb --output_path results/
 pqb-harness run --model minilm --tasks pqb --output_path results/
+# 4. The two paper-style tables over both models (plus plots, an HTML page and the paper comparison).
+pqb-harness leaderboard results/ --out leaderboard_out/
+cat leaderboard_out/syntactic_robustness.md leaderboard_out/error_robustness.md
