@@ -243,16 +243,40 @@ def push_to_hub(
         raise FileNotFoundError(f"{dataset_dir}/README.md not found: run `pqb-build all` or `publish` first.")
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    info = api.upload_folder(
+    api.upload_folder(
         folder_path=str(dataset_dir),
         repo_id=repo_id,
         repo_type="dataset",
         revision=revision,
-        allow_patterns=["README.md", f"{DATA_DIR}/**/*.parquet"],
+        allow_patterns=[f"{DATA_DIR}/**/*.parquet"],
         ignore_patterns=["*.py", "**/__pycache__/**", f"{DATA_DIR}/*-release*/**"],
-        commit_message=commit_message,
+        commit_message=f"{commit_message} (data)",
+    )
+    info = api.upload_file(
+        path_or_fileobj=hub_card((dataset_dir / "README.md").read_text(encoding="utf-8")).encode("utf-8"),
+        path_in_repo="README.md",
+        repo_id=repo_id,
+        repo_type="dataset",
+        revision=revision,
+        commit_message=f"{commit_message} (card)",
     )
     return str(getattr(info, "commit_url", info))
+
+
+def hub_card(card: str) -> str:
+    """The card as pushed: without the local-only ``*-release*`` configs, whose files are never uploaded
+    (the Hub viewer would otherwise list configs with no data)."""
+    out, skipping, in_configs = [], False, False
+    for line in card.splitlines(keepends=True):
+        if line.startswith("configs:"):
+            in_configs = True
+        elif in_configs and (line.rstrip() == "---" or not line.startswith((" ", "- "))):
+            in_configs = skipping = False
+        if in_configs and line.startswith("- config_name:"):
+            skipping = "-release" in line
+        if not skipping:
+            out.append(line)
+    return "".join(out)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -67,10 +67,17 @@ def load_config(path: str, name: str, *, split: str | None = "test", revision: s
             f"dataset config {name!r} not found in {path!r}; build it (pqb-build all --domain ...) "
             f"or pass --dataset_path <folder or Hub id> that has it"
         )
-    if _is_local(path):
-        ds = datasets.load_dataset(path, name, cache_dir=_local_cache_dir(path))
-    else:
-        ds = datasets.load_dataset(path, name, revision=revision)
+    try:
+        if _is_local(path):
+            ds = datasets.load_dataset(path, name, cache_dir=_local_cache_dir(path))
+        else:
+            ds = datasets.load_dataset(path, name, revision=revision)
+    except FileNotFoundError as exc:  # declared in the card, files absent (e.g. a local-only release config)
+        raise DatasetNotFoundError(
+            f"dataset config {name!r} is declared in {path!r} but its data files are missing "
+            f"({str(exc).split(' with any supported extension')[0]}); build it first "
+            "(release configs: pqb-build release --domain <d> [--meta <meta file>])"
+        ) from exc
     if split is not None and split in ds:
         return ds[split]
     if len(ds) == 1:

@@ -256,6 +256,9 @@ def test_push_to_hub_uploads_card_and_parquet_only(
 
         def upload_folder(self, **kw: Any) -> Any:
             calls["upload_folder"] = kw
+
+        def upload_file(self, **kw: Any) -> Any:
+            calls["upload_file"] = kw
             from types import SimpleNamespace
 
             return SimpleNamespace(commit_url="https://hub/commit/1")
@@ -269,8 +272,13 @@ def test_push_to_hub_uploads_card_and_parquet_only(
     assert calls["create_repo"] == ("org/pqb", {"repo_type": "dataset", "private": False, "exist_ok": True})
     up = calls["upload_folder"]
     assert up["repo_type"] == "dataset" and up["folder_path"] == str(built[1])
-    assert up["allow_patterns"] == ["README.md", "data/**/*.parquet"]
+    assert up["allow_patterns"] == ["data/**/*.parquet"]
     assert "*.py" in up["ignore_patterns"] and "data/*-release*/**" in up["ignore_patterns"]
+    card = calls["upload_file"]["path_or_fileobj"].decode()
+    front, body = card.split("\n---\n", 1)  # the YAML front matter stays closed
+    assert calls["upload_file"]["path_in_repo"] == "README.md" and "- config_name: " in front
+    assert "-release" not in front and "config_name: video_games-release" not in front
+    assert body.strip() and front.startswith("---\n")
     monkeypatch.setattr(settings, "HF_HUB_OFFLINE", True)
     with pytest.raises(RuntimeError, match="HF_HUB_OFFLINE"):
         push_to_hub(built[1], "org/pqb")

@@ -27,3 +27,17 @@ def test_two_folders_with_the_same_name_do_not_share_a_cache(tmp_path) -> None:
     rows = pq.read_table(path)
     pq.write_table(pa.concat_tables([rows, rows.slice(0, 1)]), path)
     assert len(load_config(str(a), "video_games")) + 1 == len(load_config(str(b), "video_games"))
+
+
+def test_config_declared_but_missing_is_a_recorded_skip_not_a_crash(tmp_path) -> None:
+    import pytest
+
+    from harness.errors import DatasetNotFoundError
+
+    root = make_tiny_dataset(tmp_path / "pqb_dataset")
+    card = (root / "README.md").read_text()
+    extra = "- config_name: video_games-release\n  data_files:\n  - split: test\n    path: data/video_games-release/test-00000-of-00001.parquet\n"
+    # appended last, like the real card's local-only release configs
+    (root / "README.md").write_text(card.replace("---\n\n# PQB", extra + "---\n\n# PQB", 1))
+    with pytest.raises(DatasetNotFoundError, match=r"declared .* but its data files are missing"):
+        load_config(str(root), "video_games-release")
