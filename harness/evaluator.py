@@ -25,7 +25,15 @@ from tqdm.auto import tqdm
 
 from harness import metrics as M
 from harness.bootstrap import bootstrap_means, percentile_ci
-from harness.data import PairSet, edit_mechanisms, error_pairs, load_config, load_corpus, syntactic_pairs
+from harness.data import (
+    PairSet,
+    edit_count,
+    edit_mechanisms,
+    error_pairs,
+    load_config,
+    load_corpus,
+    syntactic_pairs,
+)
 from harness.errors import DatasetNotFoundError, TaskConfigError
 from harness.ranking import ranks_from_lists, target_ranks
 from harness.retrievers.base import Corpus, Retriever, topk_stable
@@ -207,7 +215,7 @@ def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.nd
     return M.similarity_gate(n, cfg.similarity_gate, texts=texts, embed=embed)
 
 
-def compute_task(data: TaskData, ranks: np.ndarray, ties: np.ndarray, *, n_boot: int, seed: int,
+def compute_task(data: TaskData, ranks: np.ndarray, *, n_boot: int, seed: int,
                  embed: Callable | None = None) -> tuple[dict, dict, dict]:  # fmt: skip
     """(metric means, CIs, bootstrap replicate means) of one task from per-query ranks."""
     cfg, pairs = data.cfg, data.pairs
@@ -220,6 +228,12 @@ def compute_task(data: TaskData, ranks: np.ndarray, ties: np.ndarray, *, n_boot:
     if cfg.similarity_gate is not None:
         values["n_pairs_gated"] = int(keep.sum())  # pairs the cosine gate kept (of n_pairs)
     reps = bootstrap_means(per_pair, n_boot=n_boot, seed=seed, groups=groups)
+    if cfg.macro_average:
+        # the authors' Stage-11 RRstd: population std over *all* queries of each ASIN (no gate), then
+        # the mean over ASINs; its CI resamples ASINs
+        per_asin = M.rrstd_per_group(ranks, np.asarray(pairs.targets, dtype=object), cfg.rr_cutoff)
+        values["rrstd"] = M.mean_or_nan(per_asin)
+        reps["rrstd"] = bootstrap_means({"rrstd": per_asin}, n_boot=n_boot, seed=seed)["rrstd"]
     ci = {k: percentile_ci(v) for k, v in reps.items()}
     return values, ci, reps
 
@@ -230,7 +244,7 @@ def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
     deg = M.error_degradation(ranks[pairs.pair_a], ranks[pairs.pair_b], cfg.k_values, cfg.rr_cutoff)
     rows = [data.rows[i] for i in pairs.row_index[pairs.pair_a]]
     mech_lists = [edit_mechanisms(r) for r in rows]
-    n_edits = [str(len(r.get("error_edits") or [])) if r.get("error_edits") else "unknown" for r in rows]
+    n_edits = [str(n) if (n := edit_count(r)) is not None else "unknown" for r in rows]
 
     def summarize(mask: np.ndarray) -> dict[str, float | int]:
         out: dict[str, float | int] = {k: M.mean_or_nan(v[mask]) for k, v in deg.items()}
@@ -272,7 +286,7 @@ def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks
             row = data.rows[int(pairs.row_index[i])]
             rec["side"] = "clean" if i < len(pairs.pair_a) else "error"
             rec["mechanisms"] = edit_mechanisms(row)
-            rec["n_edits"] = len(row.get("error_edits") or [])
+            rec["n_edits"] = edit_count(row)
         out.append(rec)
     return out
 
@@ -345,7 +359,7 @@ def _finish_task(data: TaskData, corpus: Corpus, entries: dict, n_boot: int | No
     ties = np.asarray([e.tie for e in es], dtype=bool)
     boot_n = cfg.bootstrap.get("n_boot", 1000) if n_boot is None else n_boot
     boot_seed = cfg.bootstrap.get("seed", 0) if seed is None else seed
-    values, ci, reps = compute_task(data, ranks, ties, n_boot=boot_n, seed=boot_seed, embed=embed)
+    values, ci, reps = compute_task(data, ranks, n_boot=boot_n, seed=boot_seed, embed=embed)
     counts = {
         "n_pairs": len(pairs.pair_a),
         "n_queries": len(pairs.queries),

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.retrievers.base import TIE_RTOL
+
 UNRANKED = np.inf
-TIE_RTOL = 1e-6
-"""Scores within this relative distance of the target's count as tied (a few float32 ulps)."""
 
 
 def target_ranks(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

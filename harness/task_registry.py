@@ -53,7 +53,8 @@ class TaskConfig:
         main_score: the metric the summary and leaderboard sort by.
         metric_list: ``[{metric, aggregation, higher_is_better}]``; defaults to every metric of the pair type.
         bootstrap: ``{n_boot, seed}`` for the paired bootstrap CIs.
-        macro_average: the authors' variant: average per target ASIN first, then over ASINs.
+        macro_average: the authors' variant: average per target ASIN first, then over ASINs; RRstd is
+            then the std over all queries of an ASIN (reference spec §1.2). Syntactic tasks only.
         similarity_gate: the authors' variant: keep pairs with query cosine ≥ this value (needs
             ``gate_model``, a registered dense model name, or precomputed similarities).
         gate_model: model used to embed queries for the gate (``None``: the gate cannot run).
@@ -202,6 +203,12 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
             raise TaskConfigError(f"{source}: required key {key!r} is missing")
     if data["pair_type"] not in PAIR_TYPES:
         raise TaskConfigError(f"{source}: pair_type must be one of {PAIR_TYPES}, got {data['pair_type']!r}")
+    if data["pair_type"] == "error" and (
+        data.get("similarity_gate") is not None or data.get("macro_average")
+    ):
+        # the authors' variants exist for syntactic pairs only (reference spec §1.2); the error
+        # breakdown by mechanism and the headline Deg@K must be computed over the same pairs
+        raise TaskConfigError(f"{source}: similarity_gate and macro_average apply to syntactic tasks only")
     kw = dict(data)
     kw["tag"] = _as_tuple(kw.get("tag"))
     try:

@@ -160,23 +160,25 @@ def config_kind(name: str) -> tuple[str, str]:
 
 
 def _term_pattern(term: str) -> re.Pattern[str]:
-    words = term.strip().lower().split()
+    # Case-insensitive matching on the original text, never on ``text.lower()``: lower-casing can
+    # change a string's length ("İ" -> "i̇"), which would shift every span after it.
+    words = term.strip().split()
     body = r"\s+".join(re.escape(w) for w in words)
-    return re.compile(rf"(?<![\w]){body}(?![\w])")
+    return re.compile(rf"(?<![\w]){body}(?![\w])", re.IGNORECASE)
 
 
 def count_term(text: str, term: str) -> int:
     """Occurrences of ``term`` in ``text``: case-insensitive, whole words, any whitespace between words."""
     if not term.strip():
         return 0
-    return len(_term_pattern(term).findall(text.lower()))
+    return len(_term_pattern(term).findall(text))
 
 
 def term_spans(text: str, term: str) -> list[tuple[int, int]]:
     """Character spans of every occurrence of ``term`` in ``text`` (same matching as :func:`count_term`)."""
     if not term.strip():
         return []
-    return [m.span() for m in _term_pattern(term).finditer(text.lower())]
+    return [m.span() for m in _term_pattern(term).finditer(text)]
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")

@@ -36,3 +36,36 @@ def test_gate_keeps_only_similar_pairs_and_records_the_gate_model(tmp_path) -> N
     assert res["n-samples"]["pqb_authors_syntactic_video_games"]["effective"] == gated["n_pairs_gated"]
     if gated["n_pairs_gated"] == 0:
         assert np.isnan(gated["flip@10"]) or gated["flip@10"] is None
+
+
+def test_macro_variant_rrstd_is_the_std_over_all_queries_of_each_asin(tmp_path) -> None:
+    """Without the gate, the macro variant's RRstd = mean over ASINs of the population std of *all*
+    that ASIN's RRs (3-user ASINs differ from the pairwise |ΔRR|/2 mean) — recomputed from samples."""
+    import json
+    from collections import defaultdict
+
+    ds = make_tiny_dataset(tmp_path / "ds")
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "macro.yaml").write_text(
+        "task: macro_syntactic_video_games\ndataset_name: video_games\npair_type: syntactic\nmacro_average: true\n"
+    )
+    out = tmp_path / "out"
+    code = main(["--model", "bm25", "--tasks", "macro_syntactic_video_games", "--include_path", str(inc),
+                 "--dataset_path", str(ds), "--output_path", str(out), "--log_samples",
+                 "--bootstrap_iters", "50", "--verbosity", "WARNING"])  # fmt: skip
+    assert code == 0
+    res = load_results(sorted((out / "bm25").glob("results_*.json"))[-1])["results"][
+        "macro_syntactic_video_games"
+    ]
+    rrs = defaultdict(list)
+    for line in (
+        next((out / "bm25").glob("samples_macro_syntactic_video_games_*.jsonl")).read_text().splitlines()
+    ):
+        rec = json.loads(line)
+        rrs[rec["target"]].append(rec["rr"])
+    per_asin = [float(np.std(v)) for v in rrs.values() if len(v) >= 2]
+    assert any(len(v) >= 3 for v in rrs.values())  # the fixture has a 3-user ASIN
+    assert res["rrstd"] == pytest.approx(float(np.mean(per_asin)), abs=1e-12)
+    lo, hi = res["rrstd_ci"]
+    assert lo <= res["rrstd"] <= hi

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import metrics as M
-from harness.bootstrap import bootstrap_ci, bootstrap_means, percentile_ci
+from harness.bootstrap import bootstrap_means, percentile_ci
 from harness.ranking import ranks_from_lists, target_ranks
 from harness.retrievers.base import topk_stable
 
@@ -114,6 +114,11 @@ def test_macro_average_per_asin():
     assert M.macro_mean(values, groups) == pytest.approx((1 / 3 + 1) / 2)
 
 
+def bootstrap_ci(values, **kw):
+    """Paired percentile CI of each per-pair array, as the evaluator computes it."""
+    return {k: percentile_ci(v) for k, v in bootstrap_means(values, **kw).items()}
+
+
 def test_rrstd_per_group_population_std_over_all_queries():
     ranks = np.array([1, 2, 4, 5, 300])
     groups = np.array(["A", "A", "A", "B", "C"])  # C has one query: dropped
@@ -204,3 +209,18 @@ def test_last_bit_float_differences_count_as_ties() -> None:
     scores = np.array([[1.80, 1.79, 0.5]], dtype=np.float32)  # a real difference is not a tie
     ranks, ties = target_ranks(scores, np.array([1]))
     assert ranks.tolist() == [2.0] and ties.tolist() == [False]
+
+
+def test_logged_top_k_lists_agree_with_reported_ranks_under_near_ties() -> None:
+    """Samples/TREC files list documents in the order the reported ranks imply (same tie rule)."""
+    from harness.ranking import target_ranks
+    from harness.retrievers.base import topk_stable
+
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 6, size=(40, 30)).astype(np.float32)  # many exact ties
+    jitter = rng.integers(0, 2, size=base.shape).astype(np.float32) * np.float32(1e-7)  # 1-ulp near-ties
+    scores = base + jitter
+    order = topk_stable(scores, 30).indices
+    for q in range(scores.shape[0]):
+        ranks, _ = target_ranks(np.repeat(scores[q : q + 1], 30, axis=0), np.arange(30))
+        assert np.array_equal(np.argsort(ranks, kind="stable"), order[q])

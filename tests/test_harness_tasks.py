@@ -109,3 +109,11 @@ def test_ls_tasks_and_groups(capsys):
     assert "pqb_error_video_games" in out and "pqb_release_syntactic_baby_products" in out
     assert main(["ls", "groups"]) == 0
     assert "| pqb | syntactic,error | 6 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("variant", [{"similarity_gate": 0.9}, {"macro_average": True}])
+def test_authors_variants_are_rejected_on_error_tasks(variant: dict) -> None:
+    """The error breakdown and Deg@K must cover the same pairs; the variants are syntactic-only."""
+    with pytest.raises(TaskConfigError, match="syntactic tasks only"):
+        task_from_dict({"task": "x", "dataset_name": "d", "pair_type": "error", **variant})
+    assert task_from_dict({"task": "x", "dataset_name": "d", "pair_type": "syntactic", **variant})

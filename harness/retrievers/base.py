@@ -16,6 +16,7 @@ Lifecycle (one ``Retriever`` instance per run)::
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,10 +37,26 @@ class Corpus:
     titles: tuple[str, ...]
     texts: tuple[str, ...]
     fingerprint: str = ""
-    """Content hash of (ids, titles, texts); part of every cache key."""
+    """Content hash of (ids, titles, texts); part of every cache key. Computed when not given, so every
+    corpus has one and one corpus never gets two different cache keys."""
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            object.__setattr__(self, "fingerprint", content_fingerprint(self.ids, self.titles, self.texts))
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def content_fingerprint(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> str:
+    """Content hash of the documents in order (sha256 of NUL-separated fields, 16 hex chars)."""
+    h = hashlib.sha256()
+    for parts in zip(ids, titles, texts, strict=True):
+        for p in parts:
+            h.update((p or "").encode("utf-8"))
+            h.update(b"\x00")
+        h.update(b"\x01")
+    return h.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -50,28 +67,44 @@ class SearchResult:
     scores: np.ndarray  # (n_queries, k) float32
 
 
+TIE_RTOL = 1e-6
+"""Scores within this relative distance count as tied (a few float32 ulps): the same document scored
+twice, or an exact duplicate, can differ in the last bit because float sums are not associative."""
+
+
+def _near_tie_order(row: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """``cand`` ordered by descending score, near-ties (gaps within ``TIE_RTOL``) by corpus index."""
+    s = row[cand].astype(np.float64)
+    exact = np.lexsort((cand, -s))
+    cand, s = cand[exact], s[exact]
+    gaps = s[:-1] - s[1:]
+    new_group = gaps > TIE_RTOL * np.maximum(np.abs(s[:-1]), 1e-12)
+    group = np.concatenate(([0], np.cumsum(new_group)))
+    return cand[np.lexsort((cand, group))]
+
+
 def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
     """Top-k of each row, ties broken by corpus order (lower index first) — PQB's pinned tie rule.
 
-    ``np.argsort(-scores, kind="stable")`` orders by descending score and keeps corpus order within
-    equal scores; for large corpora we first partition to the k best and then sort stably.
+    Orders by descending score; scores within ``TIE_RTOL`` of their neighbour are a tie and keep
+    corpus order, the same rule :func:`harness.ranking.target_ranks` applies, so a logged list and a
+    reported rank agree (they could differ only for a chain of near-ties wider than ``TIE_RTOL``).
+    For large corpora the k best are partitioned out first (near-ties at the cut included).
     """
-    scores = np.asarray(scores, dtype=np.float32)
+    scores = np.asarray(scores)
     n_q, n_d = scores.shape
     k = min(k, n_d)
     if k <= 0:
         return SearchResult(np.empty((n_q, 0), np.int64), np.empty((n_q, 0), np.float32))
+    out_idx = np.empty((n_q, k), np.int64)
     if k < n_d:
-        # threshold = k-th best score; keep every doc >= threshold so that ties at the cut are all seen
-        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1 : k]
-        out_idx = np.empty((n_q, k), np.int64)
-        for q in range(n_q):
-            cand = np.flatnonzero(scores[q] >= kth[q, 0])
-            order = np.lexsort((cand, -scores[q, cand]))[:k]
-            out_idx[q] = cand[order]
-    else:
-        out_idx = np.argsort(-scores, axis=1, kind="stable")
-    return SearchResult(out_idx, np.take_along_axis(scores, out_idx, axis=1))
+        kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1].astype(np.float64)
+        floor = kth - TIE_RTOL * np.maximum(np.abs(kth), 1e-12)
+    for q in range(n_q):
+        cand = np.flatnonzero(scores[q] >= floor[q]) if k < n_d else np.arange(n_d)
+        out_idx[q] = _near_tie_order(scores[q], cand)[:k]
+    top = np.take_along_axis(scores, out_idx, axis=1).astype(np.float32)
+    return SearchResult(out_idx, top)
 
 
 class Retriever:

@@ -99,9 +99,6 @@ class BM25Retriever(Retriever):
             "field": self.field,
         }
 
-    def cache_settings(self) -> dict[str, Any]:
-        return self.describe()
-
     # -- tokenization ----------------------------------------------------------------------------------
     def _tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         import bm25s

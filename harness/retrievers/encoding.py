@@ -165,10 +165,6 @@ def document_strings(corpus: Corpus) -> list[str]:
     return out
 
 
-def corpus_fingerprint(corpus: Corpus) -> str:
-    return corpus.fingerprint or pqb_io.stable_hash(list(corpus.ids), list(corpus.titles), list(corpus.texts))
-
-
 # -- weights identity --------------------------------------------------------------------------------
 def is_local(pretrained: str | os.PathLike[str]) -> bool:
     return Path(pretrained).expanduser().exists()
@@ -467,7 +463,7 @@ class NeuralRetriever(Retriever):
 
     def _cache_for(self, corpus: Corpus, cache_dir: Path | None, doc_settings: dict[str, Any]) -> ArrayCache:
         """Cache keyed by (retriever name, weights identity, corpus fingerprint, doc-side settings)."""
-        key = {"weights": self.weights_identity, "corpus": corpus_fingerprint(corpus), "n_docs": len(corpus)}
+        key = {"weights": self.weights_identity, "corpus": corpus.fingerprint, "n_docs": len(corpus)}
         return ArrayCache(cache_dir, self.name, {**key, **doc_settings})
 
     def settings(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from harness.errors import ModelArgsError
 from harness.retrievers.base import Corpus, Retriever
-from harness.retrievers.encoding import corpus_fingerprint, document_strings
+from harness.retrievers.encoding import document_strings
 from pqb_dataset import io as pqb_io
 from pqb_dataset import settings
 
@@ -103,9 +103,7 @@ class PyseriniBM25Retriever(Retriever):
         from pyserini.search.lucene import LuceneSearcher
 
         root = Path(cache_dir) if cache_dir is not None else Path(settings.PQB_CACHE_DIR) / "index"
-        key = pqb_io.stable_hash(
-            self.name, corpus_fingerprint(corpus), self.stemmer, self.stopwords, length=24
-        )
+        key = pqb_io.stable_hash(self.name, corpus.fingerprint, self.stemmer, self.stopwords, length=24)
         index_dir = root / self.name / key
         done = index_dir / "pqb_complete.json"
         if done.exists():

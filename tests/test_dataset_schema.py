@@ -1,0 +1,40 @@
+"""The shared schema module: the term-matching rule behind lexical validity, edits, and the validator."""
+
+from __future__ import annotations
+
+from pqb_dataset.schema import apply_edits, check_rows, count_term, term_spans
+
+
+def test_count_term_is_case_insensitive_whole_word() -> None:
+    assert count_term("Sony pad, sony cable and a SONYX box", "sony") == 2
+    assert count_term("Sony  Computer Entertainment", "Sony Computer Entertainment") == 1
+    assert count_term("anything", "  ") == 0
+
+
+def test_spans_index_the_original_text_even_when_lowercasing_changes_its_length() -> None:
+    text = "İ bag for Nintendo switch"  # "İ".lower() is two code points
+    [(start, end)] = term_spans(text, "nintendo")
+    assert text[start:end] == "Nintendo"
+
+
+def _row(**kw):
+    base = {
+        "id": "d:A1:u1", "asin": "A1", "user_id": "u1", "pair_id": "d:A1",
+        "query": "I want a Sony pad in black", "error_query": "I wnat a Sony pad in black",
+        "error_edits": [{"start": 2, "end": 6, "original": "want", "edited": "wnat", "mechanism": "transposition"}],
+        "core_terms": ["Sony", "pad", "black", "I", "a"], "protected_terms": ["sony"],
+    }  # fmt: skip
+    base.update(kw)
+    return base
+
+
+def test_check_rows_reports_every_violation_of_a_row() -> None:
+    good = _row()
+    assert apply_edits(good["query"], good["error_edits"]) == good["error_query"]
+    assert check_rows([good]).ok
+    bad = _row(
+        error_query="I want a Sxny pad in black",
+        error_edits=[{"start": 9, "end": 13, "original": "Sony", "edited": "Sxny", "mechanism": "nonsense"}],
+    )
+    rules = check_rows([bad]).by_rule()
+    assert {"protected_term_edited", "unknown_mechanism", "error_core_term_frequency"} <= set(rules)
