@@ -48,10 +48,17 @@ class RunCache:
     def _load(self) -> None:
         for shard in sorted(self.folder.glob("shard_*.npz")):
             with np.load(shard, allow_pickle=False) as z:
-                for i, (h, t) in enumerate(zip(z["text_hash"], z["target"], strict=True)):
-                    self.entries[(str(h), str(t))] = RankEntry(
-                        float(z["rank"][i]), bool(z["tie"][i]), z["top_idx"][i], z["top_scores"][i]
-                    )
+                # read each array once: ``z[name]`` decompresses the whole array on every access
+                arrays = {
+                    name: z[name] for name in ("text_hash", "target", "rank", "tie", "top_idx", "top_scores")
+                }
+            for i, (h, t) in enumerate(zip(arrays["text_hash"], arrays["target"], strict=True)):
+                self.entries[(str(h), str(t))] = RankEntry(
+                    float(arrays["rank"][i]),
+                    bool(arrays["tie"][i]),
+                    arrays["top_idx"][i],
+                    arrays["top_scores"][i],
+                )
 
     def get(self, text: str, target: str) -> RankEntry | None:
         return self.entries.get((text_hash(text), target))

@@ -41,3 +41,22 @@ def test_config_declared_but_missing_is_a_recorded_skip_not_a_crash(tmp_path) ->
     (root / "README.md").write_text(card.replace("---\n\n# PQB", extra + "---\n\n# PQB", 1))
     with pytest.raises(DatasetNotFoundError, match=r"declared .* but its data files are missing"):
         load_config(str(root), "video_games-release")
+
+
+def test_run_cache_reads_each_shard_array_once(tmp_path) -> None:
+    """Entries of one shard share one decompressed array; re-reading per entry made large caches
+    (10k entries) allocate tens of GB and get the process killed."""
+    import numpy as np
+
+    from harness.run_cache import RankEntry, RunCache
+
+    cache = RunCache(tmp_path, {"model": "x"}, "fp", depth=5)
+    items = [
+        (f"q{i}", "A1", RankEntry(float(i + 1), False, np.arange(5), np.ones(5, np.float32)))
+        for i in range(50)
+    ]
+    assert cache.add(items) == 50
+    loaded = RunCache(tmp_path, {"model": "x"}, "fp", depth=5)
+    first, second = loaded.get("q0", "A1"), loaded.get("q1", "A1")
+    assert first is not None and second is not None and second.rank == 2.0
+    assert first.top_idx.base is not None and first.top_idx.base is second.top_idx.base
