@@ -190,11 +190,11 @@ def test_cli_stages_and_insufficient_data(tmp_path: Path, capsys: pytest.Capture
     from builders.cli import main
 
     src = _tiny_source(tmp_path)
-    common = ["--domain", "video_games", "--source", str(src), "--workdir", str(tmp_path / "w")]
-    assert main(["ingest", *common]) == 0
+    common = ["--domain", "video_games", "--workdir", str(tmp_path / "w")]
+    assert main(["ingest", *common, "--source", str(src)]) == 0
     assert '"targets": 3' in capsys.readouterr().out
     assert main(["users", *common, "--min-sentences", "1000"]) == 0  # nobody qualifies
     assert main(["profiles", *common]) == 1
     assert "0 qualified user(s)" in capsys.readouterr().err
-    assert main(["ingest", *common]) == 0
+    assert main(["ingest", *common, "--source", str(src)]) == 0
     assert "up to date, skipped" in capsys.readouterr().out

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
+
+from builders.cli._common import add_stage_arguments, report
 
 HELP = "Recover each user's writing errors (GEC + ERRANT) and build per-user, per-context error profiles."
 EPILOG = """examples:
@@ -14,15 +15,12 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--domain", default="video_games", help="config name (default video_games)")
-    parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
+    add_stage_arguments(parser)
     parser.add_argument(
         "--backend",
         default="symspell",
         help="corrector: symspell (default), quire, or gector:<hub id or local path>",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed recorded with the stage (default 0)")
-    parser.add_argument("--force", action="store_true", help="rerun the stage even if it is up to date")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,6 +30,5 @@ def run(args: argparse.Namespace) -> int:
     stats = run_errors(
         WorkDir(args.workdir, args.domain), backend=args.backend, seed=args.seed, force=args.force
     )
-    print(f"[errors] {args.domain}: profiles written")
-    print(json.dumps(stats, indent=1, sort_keys=True, default=str))
+    report(f"errors {args.domain}", stats)
     return 0

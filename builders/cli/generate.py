@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
+
+from builders.cli._common import add_stage_arguments, report
 
 HELP = "Generate candidate queries per target product (realizer, llm or openai) and filter them."
 EPILOG = """examples:
@@ -56,10 +57,7 @@ def filter_config(args: argparse.Namespace) -> object:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--domain", default="video_games", help="config name (default video_games)")
-    parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
-    parser.add_argument("--force", action="store_true", help="rerun the stage even if it is up to date")
+    add_stage_arguments(parser)
     add_filter_arguments(parser)
 
 
@@ -71,6 +69,5 @@ def run(args: argparse.Namespace) -> int:
         WorkDir(args.workdir, args.domain), backend=args.backend, n=args.n, seed=args.seed,
         filter_config=filter_config(args), generator_kwargs=generator_kwargs(args), force=args.force,
     )  # fmt: skip
-    print(f"[generate] {args.domain}: " + ("up to date, skipped" if stats.get("skipped") else "done"))
-    print(json.dumps(stats, indent=1, sort_keys=True))
+    report(f"generate {args.domain}", stats)
     return 0

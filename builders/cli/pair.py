@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
+
+from builders.cli._common import add_stage_arguments, report
 
 HELP = "Select each target's farthest user pair and their queries, then inject each user's errors."
 EPILOG = """examples:
@@ -30,10 +31,7 @@ def pair_config(args: argparse.Namespace) -> object:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--domain", default="video_games", help="config name (default video_games)")
-    parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
-    parser.add_argument("--force", action="store_true", help="rerun the stage even if it is up to date")
+    add_stage_arguments(parser)
     add_pair_arguments(parser)
 
 
@@ -44,6 +42,5 @@ def run(args: argparse.Namespace) -> int:
     stats = run_pair(
         WorkDir(args.workdir, args.domain), seed=args.seed, config=pair_config(args), force=args.force
     )
-    print(f"[pair] {args.domain}: " + ("up to date, skipped" if stats.get("skipped") else "done"))
-    print(json.dumps(stats, indent=1, sort_keys=True))
+    report(f"pair {args.domain}", stats)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli.ingest import add_common, guarded, report
+from builders.cli._common import add_stage_arguments, guarded, report
 
 HELP = (
     "Fit the rule vocabulary, SVD and encoder on profile sentences, then each user's rank-one+diag Gaussian."
@@ -16,7 +16,7 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_common(parser)
+    add_stage_arguments(parser)
     parser.add_argument(
         "--threshold", choices=("chi2", "heldout"), default="chi2", help="acceptance threshold kind"
     )

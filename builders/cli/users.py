@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli.ingest import add_common, guarded, report
+from builders.cli._common import add_link_argument, add_stage_arguments, guarded, report
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
 EPILOG = """examples:
@@ -14,7 +14,8 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_common(parser)
+    add_stage_arguments(parser)
+    add_link_argument(parser)
     parser.add_argument(
         "--link-users-per-product", type=int, default=4, help="users per target with --link any"
     )

@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from builders.cli.ingest import add_common, guarded, report
+from builders.cli._common import add_stage_arguments, guarded, report
 
 HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
 EPILOG = """examples:
@@ -17,7 +17,7 @@ EPILOG = """examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", choices=("syntax", "errors", "all"), help="which study to run")
-    add_common(parser)
+    add_stage_arguments(parser)
     parser.add_argument(
         "--n-boot", type=int, default=200, help="bootstrap resamples for the CIs (default 200)"
     )
