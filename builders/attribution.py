@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from builders import linalg
 from builders.gaussian import DIAG_FLOOR, LowRankDiagGaussian, RankOneDiagGaussian
 
 Scorer = Callable[[Mapping[str, np.ndarray], np.ndarray], np.ndarray]
@@ -36,7 +37,7 @@ Scorer = Callable[[Mapping[str, np.ndarray], np.ndarray], np.ndarray]
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(x, axis=-1, keepdims=True)
+    n = np.sqrt((x * x).sum(axis=-1, keepdims=True))
     return x / np.where(n == 0, 1, n)
 
 
@@ -50,7 +51,7 @@ def score_rank2_diag(profiles: Mapping[str, np.ndarray], Z: np.ndarray) -> np.nd
 
 def score_mean_cosine(profiles: Mapping[str, np.ndarray], Z: np.ndarray) -> np.ndarray:
     M = _unit(np.stack([P.mean(axis=0) for P in profiles.values()]))
-    return _unit(Z) @ M.T
+    return linalg.matmul(_unit(Z), M.T)
 
 
 def score_shared_isotropic(profiles: Mapping[str, np.ndarray], Z: np.ndarray) -> np.ndarray:
@@ -59,7 +60,7 @@ def score_shared_isotropic(profiles: Mapping[str, np.ndarray], Z: np.ndarray) ->
     resid = np.concatenate([P - P.mean(axis=0) for P in profiles.values()])
     dof = max(1, len(resid) - len(means))
     s2 = max(float((resid**2).sum() / (dof * Z.shape[1])), DIAG_FLOOR)
-    d2 = (Z**2).sum(1)[:, None] - 2 * Z @ means.T + (means**2).sum(1)[None, :]
+    d2 = (Z**2).sum(1)[:, None] - 2 * linalg.matmul(Z, means.T) + (means**2).sum(1)[None, :]
     return -0.5 * d2 / s2
 
 
@@ -76,7 +77,8 @@ def score_user_diag(profiles: Mapping[str, np.ndarray], Z: np.ndarray) -> np.nda
 def vmf_kappa(P: np.ndarray) -> float:
     """Banerjee et al. (2005): κ ≈ r̄(d − r̄²)/(1 − r̄²), r̄ = ‖mean of unit vectors‖ (capped for stability)."""
     d = P.shape[1]
-    r = min(float(np.linalg.norm(_unit(P).mean(axis=0))), 1 - 1e-6)
+    m = _unit(P).mean(axis=0)
+    r = min(float(np.sqrt((m * m).sum())), 1 - 1e-6)
     return r * (d - r**2) / (1 - r**2)
 
 
@@ -92,7 +94,7 @@ def score_vmf(profiles: Mapping[str, np.ndarray], Z: np.ndarray) -> np.ndarray:
     cols = []
     for P in profiles.values():
         k = vmf_kappa(P)
-        cols.append(vmf_log_norm(k, Z.shape[1]) + k * (U @ _unit(P.mean(axis=0))))
+        cols.append(vmf_log_norm(k, Z.shape[1]) + k * (U * _unit(P.mean(axis=0))).sum(axis=1))
     return np.stack(cols, axis=1)
 
 
@@ -102,7 +104,7 @@ def make_knn(k: int = 5) -> Scorer:
         U = _unit(Z)
         cols = []
         for P in profiles.values():
-            sims = U @ _unit(P).T
+            sims = linalg.matmul(U, _unit(P).T)
             kk = min(k, sims.shape[1])
             cols.append(np.sort(sims, axis=1)[:, -kk:].mean(axis=1))
         return np.stack(cols, axis=1)

