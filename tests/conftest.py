@@ -6,10 +6,18 @@ import os
 
 import pytest
 
+from tests import network_guard
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs offline: only loopback and Unix sockets (see tests/network_guard.py)."""
+    network_guard.install(monkeypatch)
 
 
 @pytest.fixture(autouse=True)
