@@ -166,7 +166,6 @@ def _run(args: argparse.Namespace) -> int:
     runs = _previous(args, [t.task for t in tasks])
     model_args = parse_model_args(args.model_args)
     retriever = create_retriever(args.model, model_args, device=args.device, batch_size=args.batch_size)
-    model_info = retriever.describe()
     loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
     if not loaded:
         raise DataError(f"no task could run; skipped: {skipped}")
@@ -177,13 +176,13 @@ def _run(args: argparse.Namespace) -> int:
     reuse = {t: r.as_source() for t, r in _plan(args, keys, runs).items()}
     todo = {n: d for n, d in loaded.items() if n not in reuse}
     config = {
-        "model": args.model, "model_args": model_args, "model_info": model_info,
+        "model": args.model, "model_args": model_args,
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": args.device,
         "batch_size": args.batch_size, "bootstrap": {"n_boot": args.bootstrap_iters, "seed": args.seed, "method": "paired percentile"},
     }  # fmt: skip
 
     def results_of(output: EvaluationOutput) -> dict[str, Any]:
-        stats = {"stats": {k: int(v) for k, v in output.stats.items()}}
+        stats = {"model_info": retriever.describe(), "stats": {k: int(v) for k, v in output.stats.items()}}
         return build_results(output, registry=registry, groups=groups, config={**config, **stats}, started=started,
                              finished=time.time(), resume=keys, reused=reuse)  # fmt: skip
 
@@ -203,7 +202,11 @@ def _run(args: argparse.Namespace) -> int:
     results = results_of(output)
     path, extra = write_results(results, Path(args.output_path), args.model, output.outcomes, args.log_samples,
                                 stamp=stamp)  # fmt: skip
-    ckpt.unlink(missing_ok=True)
+    for used in {
+        ckpt,
+        *(Path(r["_path"]) for r in reuse.values() if Path(r["_path"]).name.startswith("checkpoint_")),
+    }:
+        used.unlink(missing_ok=True)  # a consumed checkpoint's tasks now live in the results file
     print(summary_table(results))
     print(f"\nresults: {path}" + (f" (+{len(extra)} samples/run files)" if extra else ""))
     if args.hub_results_repo:
