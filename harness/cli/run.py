@@ -161,7 +161,8 @@ def _run(args: argparse.Namespace) -> int:
     started, stamp = time.time(), timestamp()
     progress.set_enabled(not args.no_progress)
     if args.bootstrap_iters == 0:
-        log.warning("--bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])")
+        print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])",
+              file=sys.stderr)  # fmt: skip
     registry, tasks, groups = _tasks(args)
     runs = _previous(args, [t.task for t in tasks])
     model_args = parse_model_args(args.model_args)
