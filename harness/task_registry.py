@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -226,7 +226,7 @@ def check_task_values(data: dict[str, Any], source: str) -> None:
     results-schema time after the whole evaluation).
     """
 
-    def fail(key: str, what: str) -> None:
+    def fail(key: str, what: str) -> NoReturn:
         raise TaskConfigError(
             f"{key_location(source, key)}: {key} {what} (got {data.get(key)!r}); fix the task YAML"
         )
@@ -249,7 +249,7 @@ def check_task_values(data: dict[str, Any], source: str) -> None:
     _check_bootstrap(data.get("bootstrap") or {}, fail)
 
 
-def _check_bootstrap(boot: Any, fail: Any) -> None:
+def _check_bootstrap(boot: Any, fail: Callable[[str, str], NoReturn]) -> None:
     if not isinstance(boot, dict) or set(boot) - {"n_boot", "seed"}:
         fail("bootstrap", "must be a mapping with keys n_boot and seed")
     if "n_boot" in boot and not (_is_int(boot["n_boot"]) and boot["n_boot"] >= 0):

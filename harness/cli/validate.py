@@ -23,12 +23,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _check_dataset(
-    path: str, rows_name: str, corpus_name: str, split: str, revision: str | None, max_lines: int
+    path: str,
+    rows_name: str,
+    corpus_name: str,
+    split: str,
+    revision: str | None,
+    max_lines: int,
+    split_from: str = "",
 ) -> bool:
     from harness.data import load_config
     from harness.dataset_checks import check_task_dataset
 
-    rows_ds = load_config(path, rows_name, split=split, revision=revision)
+    rows_ds = load_config(path, rows_name, split=split, revision=revision, split_from=split_from)
     try:
         corpus_ds, missing = load_config(path, corpus_name, split=None, revision=revision), ""
     except DatasetNotFoundError as exc:
@@ -55,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
         seen.add(key)
         try:
             ok &= _check_dataset(
-                path, c.dataset_name, c.corpus, c.test_split, c.dataset_revision, args.max_lines
+                path,
+                c.dataset_name,
+                c.corpus,
+                c.test_split,
+                c.dataset_revision,
+                args.max_lines,
+                c.location("test_split"),
             )
         except DatasetNotFoundError as exc:
             print(f"-- {name}: dataset not present, not checked ({exc})")
