@@ -2,13 +2,16 @@
 
 Paths: a local folder whose dataset card lists ``configs:`` (``pqb_dataset/`` in a checkout, or a
 test's temp folder) or a Hub id + revision. A config that is absent raises
-:class:`~harness.errors.DatasetNotFoundError`, which the evaluator turns into a recorded skip.
+:class:`~harness.errors.DatasetNotFoundError`, which the evaluator turns into a recorded skip; a
+dataset that is unreachable as a whole, a damaged parquet file or a missing split raise errors that
+stop the run with a one-line message.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -17,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.errors import DataError, DatasetNotFoundError
+from harness.errors import DataError, DatasetNotFoundError, DatasetUnavailableError, TaskConfigError
 from harness.retrievers.base import Corpus
 
 log = logging.getLogger(__name__)
@@ -47,19 +50,93 @@ def _local_cache_dir(path: str) -> str:
     return str(settings.PQB_CACHE_DIR / "datasets" / h.hexdigest()[:16])
 
 
-def config_names(path: str, revision: str | None = None) -> list[str]:
-    """Config names the dataset declares; ``[]`` if the dataset itself cannot be found."""
+def config_names(path: str, revision: str | None = None, *, strict: bool = False) -> list[str]:
+    """Config names the dataset declares; ``[]`` if the dataset itself cannot be found.
+
+    With ``strict`` an unreachable dataset raises :class:`DatasetUnavailableError` saying why (no
+    local folder, Hub offline or unreachable) instead of looking like a dataset without configs.
+    """
     import datasets
 
     try:
         return list(datasets.get_dataset_config_names(path, revision=None if _is_local(path) else revision))
     except Exception as exc:  # datasets raises several types for "not found"/offline
         log.debug("no configs for %s: %s", path, exc)
+        if strict:
+            raise DatasetUnavailableError(_unavailable_message(path, exc)) from exc
         return []
 
 
-def load_config(path: str, name: str, *, split: str | None = "test", revision: str | None = None) -> Any:
-    """One config as a ``datasets.Dataset``. ``split=None`` takes the config's only split."""
+def _unavailable_message(path: str, exc: Exception) -> str:
+    from pqb_dataset import settings
+
+    if _is_local(path):
+        why = f"the local folder {path!r} is not a dataset ({type(exc).__name__}: {_first_line(exc)})"
+    elif settings.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        why = f"{path!r} is not a local folder and the Hub is offline (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE)"
+    else:
+        why = f"{path!r} is not a local folder and the Hub did not serve it ({type(exc).__name__}: {_first_line(exc)})"
+    return (
+        f"dataset unavailable: {why}; build it locally (pqb-build all --domain <domain>, which writes "
+        f"{settings.PQB_DATASET_DIR}) or pass --dataset_path <folder or reachable Hub id>"
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def _card_data_files(root: Path, name: str) -> list[Path]:
+    """Parquet files the dataset card of a local folder lists for config ``name`` (``[]`` if none)."""
+    import yaml
+
+    text = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
+    if not text.startswith("---"):
+        return []
+    card = yaml.safe_load(text.split("---", 2)[1]) or {}
+    for cfg in card.get("configs") or []:
+        if cfg.get("config_name") == name:
+            files = cfg.get("data_files") or []
+            paths = [f["path"] if isinstance(f, dict) else f for f in files]
+            return [root / q for p in paths for q in ([p] if isinstance(p, str) else p)]
+    return []
+
+
+def check_parquet_files(path: str, name: str) -> None:
+    """Raise :class:`DataError` naming the file if a local config's parquet is unreadable or empty.
+
+    Reads footers only (cheap), so a truncated or 0-row file is reported by its path before
+    ``datasets`` turns it into a generation traceback. Missing files are left to the loader.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in _card_data_files(Path(path).expanduser(), name):
+        if not f.is_file():
+            continue
+        try:
+            n_rows = pq.read_metadata(f).num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise DataError(
+                f"{f}: damaged parquet file of config {name!r} ({_first_line(exc)}); "
+                "rebuild the dataset (pqb-build all --domain <domain>) or restore the file"
+            ) from exc
+        if n_rows == 0:
+            raise DataError(
+                f"{f}: parquet file of config {name!r} has 0 rows; rebuild the dataset "
+                "(pqb-build all --domain <domain>) or restore the file"
+            )
+
+
+def load_config(
+    path: str, name: str, *, split: str | None = "test", revision: str | None = None, split_from: str = ""
+) -> Any:
+    """One config as a ``datasets.Dataset``. ``split=None`` takes the config's only split.
+
+    A ``split`` the config does not have is an error (never a silent fall-back to another split);
+    ``split_from`` says where the split was set (``tasks/x.yaml:5``) for the message.
+    """
     import datasets
 
     if name not in config_names(path, revision):
@@ -67,6 +144,8 @@ def load_config(path: str, name: str, *, split: str | None = "test", revision: s
             f"dataset config {name!r} not found in {path!r}; build it (pqb-build all --domain ...) "
             f"or pass --dataset_path <folder or Hub id> that has it"
         )
+    if _is_local(path):
+        check_parquet_files(path, name)
     try:
         if _is_local(path):
             ds = datasets.load_dataset(path, name, cache_dir=_local_cache_dir(path))
@@ -78,11 +157,22 @@ def load_config(path: str, name: str, *, split: str | None = "test", revision: s
             f"({str(exc).split(' with any supported extension')[0]}); build it first "
             "(release configs: pqb-build release --domain <d> [--meta <meta file>])"
         ) from exc
-    if split is not None and split in ds:
-        return ds[split]
-    if len(ds) == 1:
-        return next(iter(ds.values()))
-    raise DataError(f"config {name!r} of {path!r} has splits {sorted(ds)}, none is {split!r}")
+    except datasets.exceptions.DatasetGenerationError as exc:
+        raise DataError(
+            f"config {name!r} of {path!r} cannot be read ({_first_line(exc.__cause__ or exc)}); "
+            "rebuild or re-download the dataset"
+        ) from exc
+    if split is None:
+        if len(ds) == 1:
+            return next(iter(ds.values()))
+        raise DataError(f"config {name!r} of {path!r} has splits {sorted(ds)}; name one")
+    if split not in ds:
+        where = f" (set at {split_from})" if split_from else ""
+        raise TaskConfigError(
+            f"test_split {split!r}{where} is not a split of config {name!r} in {path!r}; "
+            f"its splits are {sorted(ds)}: set test_split to one of them"
+        )
+    return ds[split]
 
 
 def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> Corpus:

@@ -1,8 +1,12 @@
 """Every exception the harness raises, in one module (huggingface_hub ``errors.py`` style).
 
 Each specialises the builtin it refines, so callers may catch either (``except KeyError`` still
-catches an unknown task). Messages say what was wrong, the offending value and the fix; the CLI
-prints them as one line and exits with code 2.
+catches an unknown task). Messages say what was wrong, where (``file:line`` for a task YAML, the file
+path for a damaged parquet), the offending value and the fix. The CLI dispatcher
+(:func:`harness.cli.main`) is the one place that catches them: it prints any ``details`` lines, then
+``error: <message>`` as one line, and exits with the error's ``exit_code`` — 2 for usage errors (a bad
+argument, option or task YAML: the user must change the command), 1 for data errors (the dataset,
+a results file or the network is at fault: the command was right).
 """
 
 from __future__ import annotations
@@ -26,7 +30,21 @@ def unknown_name_message(kind: str, name: str, choices: Iterable[str]) -> str:
 
 
 class PQBHarnessError(Exception):
-    """Base class: the CLI turns any of these into a one-line message and exit code 2."""
+    """Base class: the CLI turns any of these into a one-line message and exit code ``exit_code``.
+
+    ``details`` are extra lines printed before the message (e.g. every violation of an invalid
+    dataset), so the one-line message can stay short while nothing is hidden.
+    """
+
+    exit_code: int = 2
+
+    def __init__(self, *args: object, details: Iterable[str] = ()) -> None:
+        super().__init__(*args)
+        self.details = tuple(details)
+
+
+class UsageError(PQBHarnessError, ValueError):
+    """A command-line value out of range or contradicting another option (exit code 2)."""
 
 
 # -- registries -------------------------------------------------------------------------------------
@@ -68,7 +86,7 @@ class TaskConfigError(PQBHarnessError, ValueError):
 
 
 class ModelArgsError(PQBHarnessError, ValueError):
-    """A ``--model_args`` string that is not ``key=value,key=value``."""
+    """A ``--model_args`` item that is malformed, unknown to the model, of the wrong type or out of range."""
 
 
 class MissingDependencyError(PQBHarnessError, ImportError):
@@ -86,12 +104,32 @@ class MissingDependencyError(PQBHarnessError, ImportError):
 
 
 class DatasetNotFoundError(PQBHarnessError, FileNotFoundError):
-    """A dataset config the task needs is absent (not built locally, not reachable on the Hub)."""
+    """A dataset config the task needs is absent (not built locally); the evaluator records a skip."""
+
+    exit_code = 1
 
 
 class DataError(PQBHarnessError, ValueError):
-    """Dataset content the evaluator cannot use (e.g. a target missing from the corpus, duplicate ids)."""
+    """Dataset content the evaluator cannot use (e.g. a damaged parquet file, duplicate ids)."""
+
+    exit_code = 1
+
+
+class DatasetUnavailableError(DataError):
+    """The dataset itself (not one config) is neither a local folder nor reachable on the Hub."""
+
+
+class DatasetInvalidError(DataError):
+    """A dataset that breaks the schema or PQB's invariants; ``details`` lists every violation."""
 
 
 class ResultsSchemaError(PQBHarnessError, ValueError):
     """A results file that does not match ``harness/results_schema.json``."""
+
+    exit_code = 1
+
+
+class PublishError(PQBHarnessError, RuntimeError):
+    """Pushing results to the Hub failed (network, token, permissions); the local files are kept."""
+
+    exit_code = 1

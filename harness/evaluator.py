@@ -2,10 +2,12 @@
 
 Flow (each step one short function)::
 
-    load_task_data      rows -> PairSet (skips tasks whose config is absent, recording why)
-    group by corpus     one index per (model, corpus); index built lazily, cached on disk
-    rank_queries        distinct (query text, target) needs; run cache first, then chunked scoring
+    load_tasks          rows + corpus of every task, validated (check_task_dataset) before any
+                        ranking; absent configs are recorded skips, violations stop the run
+    rank per task       tasks ordered by corpus: one index per (model, corpus), built lazily and
+                        cached on disk; run cache first, then chunked scoring
     compute_task        per-pair/per-query metric arrays -> means, bootstrap CIs, breakdowns, samples
+    on_task             called as each task finishes, so the caller can checkpoint it
 
 Scores are computed ``chunk`` queries at a time, so an (n_queries × n_docs) matrix never exists
 for a large corpus.
@@ -15,32 +17,35 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from harness import metrics as M
 from harness.bootstrap import bootstrap_means, percentile_ci
 from harness.data import (
     PairSet,
+    build_corpus,
+    config_names,
     edit_count,
     edit_mechanisms,
     error_pairs,
     load_config,
-    load_corpus,
     syntactic_pairs,
 )
-from harness.errors import DatasetNotFoundError, TaskConfigError
+from harness.dataset_checks import check_task_dataset, violation_lines
+from harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
+from harness.progress import progress_bar
 from harness.ranking import ranks_from_lists, target_ranks
 from harness.retrievers.base import Corpus, Retriever, topk_stable
 from harness.run_cache import RankEntry, RunCache
 from harness.task_registry import TaskConfig
 from pqb_dataset import settings
 from pqb_dataset.io import stable_hash
+from pqb_dataset.schema import ValidationReport
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +60,8 @@ class TaskData:
     pairs: PairSet
     dataset_path: str
     fingerprint: str
+    """Content hash of every column of the evaluated rows (after ``limit``)."""
+    corpus: Corpus
 
 
 @dataclass
@@ -82,20 +89,78 @@ class EvaluationOutput:
 # -- data -----------------------------------------------------------------------------------------------
 
 
-def load_task_data(cfg: TaskConfig, dataset_path: str | None = None, limit: int | None = None) -> TaskData:
-    """Rows of a task (first ``limit`` rows if given) and their pairs."""
-    path = dataset_path or cfg.resolved_dataset_path()
-    ds = load_config(path, cfg.dataset_name, split=cfg.test_split, revision=cfg.dataset_revision)
-    if limit is not None:
-        ds = ds.select(range(min(limit, len(ds))))
-    rows = ds.to_list()
+def load_tasks(
+    tasks: Sequence[TaskConfig], dataset_path: str | None = None, limit: int | None = None
+) -> tuple[dict[str, TaskData], dict[str, str]]:
+    """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
+
+    Every rows config and corpus is validated with :func:`check_task_dataset` (the ``validate``
+    checks) on its full content, before ``limit`` cuts the rows; any violation in any task raises
+    :class:`DatasetInvalidError` listing them all, so nothing is evaluated on broken data. A dataset
+    unreachable as a whole stops the run; an absent config is a recorded skip.
+    """
+    for path, rev in sorted(
+        {(dataset_path or c.resolved_dataset_path(), c.dataset_revision) for c in tasks}, key=str
+    ):
+        config_names(path, rev, strict=True)
+    loader = _CheckedLoader()
+    loaded: dict[str, TaskData] = {}
+    skipped: dict[str, str] = {}
+    for cfg in progress_bar(tasks, desc="loading tasks", unit="task"):
+        path = dataset_path or cfg.resolved_dataset_path()
+        try:
+            got = loader.load(cfg, path)
+        except DatasetNotFoundError as exc:
+            log.warning("skipping %s: %s", cfg.task, exc)
+            skipped[cfg.task] = str(exc)
+            continue
+        if got is not None:
+            loaded[cfg.task] = _task_data(cfg, path, *got, limit=limit)
+    if not loader.report.ok:
+        rules = dict(sorted(loader.report.by_rule().items()))
+        raise DatasetInvalidError(
+            f"the dataset has {len(loader.report.violations)} violation(s) {rules} (listed above); nothing was "
+            "evaluated. Rebuild it (pqb-build all --domain <domain>) or fix the files "
+            "(pqb-harness validate prints the same report)",
+            details=violation_lines(loader.report),
+        )
+    return loaded, skipped
+
+
+class _CheckedLoader:
+    """Loads each (rows config, corpus) once, validates it once, and collects every violation."""
+
+    def __init__(self) -> None:
+        self.report = ValidationReport()
+        self._seen: dict[tuple, tuple[list[dict[str, Any]], Corpus] | None] = {}
+
+    def load(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
+        """(all rows, corpus), or ``None`` when the data broke a rule (recorded in ``report``)."""
+        key = (path, cfg.dataset_name, cfg.test_split, cfg.corpus, cfg.dataset_revision)
+        if key not in self._seen:
+            self._seen[key] = self._load_checked(cfg, path)
+        return self._seen[key]
+
+    def _load_checked(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
+        rows_ds = load_config(path, cfg.dataset_name, split=cfg.test_split, revision=cfg.dataset_revision,
+                              split_from=cfg.location("test_split"))  # fmt: skip
+        corpus_ds = load_config(path, cfg.corpus, split=None, revision=cfg.dataset_revision)
+        report = check_task_dataset(rows_ds, cfg.dataset_name, corpus_ds, cfg.corpus)
+        if not report.ok:
+            self.report.violations.extend(report.violations)
+            return None
+        return rows_ds.to_list(), build_corpus(corpus_ds["id"], corpus_ds["title"], corpus_ds["text"])
+
+
+def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
+               limit: int | None) -> TaskData:  # fmt: skip
+    rows = rows[:limit] if limit is not None else rows
     pairs = syntactic_pairs(rows) if cfg.pair_type == "syntactic" else error_pairs(rows)
     if pairs.n_malformed:
         log.warning(
             "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed
         )
-    fp = stable_hash([(r["id"], r["query"], r.get("error_query"), r["asin"]) for r in rows])
-    return TaskData(cfg, rows, pairs, path, fp)
+    return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus)
 
 
 def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
@@ -116,6 +181,7 @@ class Ranker:
         self.use_cache = use_cache
         self.stats = {"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0, "run_cache_misses": 0}
         self._indexed: str | None = None
+        self._caches: dict[str, RunCache] = {}
 
     def _ensure_index(self, corpus: Corpus) -> None:
         if self._indexed != corpus.fingerprint:
@@ -125,9 +191,11 @@ class Ranker:
 
     def rank(self, corpus: Corpus, needs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RankEntry]:
         """RankEntry for every distinct (query text, target id) in ``needs``."""
-        cache = RunCache(
-            Path(settings.PQB_CACHE_DIR), self.retriever.cache_settings(), corpus.fingerprint, self.depth
-        )
+        if corpus.fingerprint not in self._caches:  # read the shards once per corpus, not per task
+            self._caches[corpus.fingerprint] = RunCache(
+                Path(settings.PQB_CACHE_DIR), self.retriever.cache_settings(), corpus.fingerprint, self.depth
+            )
+        cache = self._caches[corpus.fingerprint]
         unique = sorted(set(needs))
         found: dict[tuple[str, str], RankEntry] = {}
         missing = []
@@ -155,8 +223,8 @@ class Ranker:
             by_text.setdefault(t, []).append(tgt)
         chunk = max(1, min(1024, MAX_SCORE_CELLS // max(1, len(corpus))))
         out: dict[tuple[str, str], RankEntry] = {}
-        for start in tqdm(
-            range(0, len(texts), chunk), desc=f"ranking ({len(corpus)} docs)", unit="chunk", leave=False
+        for start in progress_bar(
+            range(0, len(texts), chunk), desc=f"ranking ({len(corpus)} docs)", unit="chunk"
         ):
             out.update(self._rank_chunk(corpus, texts[start : start + chunk], by_text))
         self.stats["queries_scored"] += len(texts)
@@ -304,61 +372,44 @@ def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_nam
 # -- driver ----------------------------------------------------------------------------------------------
 
 
-def evaluate(retriever: Retriever, tasks: Sequence[TaskConfig], *, dataset_path: str | None = None,
-             limit: int | None = None, n_boot: int | None = None, seed: int | None = None,
-             log_samples: bool = False, run_name: str = "pqb", use_cache: bool = True,
-             embed: Callable | None = None) -> EvaluationOutput:  # fmt: skip
-    """Run ``tasks``; tasks whose data is absent are recorded in ``skipped`` with the reason."""
+def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: int | None = None,
+             seed: int | None = None, log_samples: bool = False, run_name: str = "pqb", use_cache: bool = True,
+             embed: Callable | None = None,
+             on_task: Callable[[str, TaskOutcome], None] | None = None) -> EvaluationOutput:  # fmt: skip
+    """Rank and score the tasks of ``loaded`` (from :func:`load_tasks`), one task at a time.
+
+    Tasks are ordered by corpus so each index is built once; ``on_task(name, outcome)`` runs as
+    each task finishes (the CLI writes a checkpoint there, so a killed run keeps its finished tasks).
+    """
     out = EvaluationOutput()
-    loaded: dict[str, TaskData] = {}
-    for cfg in tqdm(tasks, desc="loading tasks", unit="task", leave=False):
-        try:
-            loaded[cfg.task] = load_task_data(cfg, dataset_path, limit)
-        except DatasetNotFoundError as exc:
-            log.warning("skipping %s: %s", cfg.task, exc)
-            out.skipped[cfg.task] = str(exc)
-    depth = max(
-        [200, *(d.cfg.run_depth for d in loaded.values()), *(max(d.cfg.k_values) for d in loaded.values())]
-    )
-    ranker = Ranker(retriever, depth=depth, use_cache=use_cache)
-    for (path, corpus_name, rev), names in _by_corpus(loaded).items():
-        try:
-            corpus = load_corpus(path, corpus_name, revision=rev)
-        except DatasetNotFoundError as exc:
-            for n in names:
-                out.skipped[n] = str(exc)
-            continue
-        needs = [
-            (q, t)
-            for n in names
-            for q, t in zip(loaded[n].pairs.queries, loaded[n].pairs.targets, strict=True)
-        ]
-        entries = ranker.rank(corpus, needs)
-        for n in names:
-            out.outcomes[n] = _finish_task(
-                loaded[n], corpus, entries, n_boot, seed, log_samples, run_name, embed
-            )
+    depths = [d.cfg.run_depth for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
+    ranker = Ranker(retriever, depth=max([200, *depths]), use_cache=use_cache)
+    for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
+        data = loaded[name]
+        entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
+        out.outcomes[name] = _finish_task(data, entries, n_boot, seed, log_samples, run_name, embed)
+        if on_task is not None:
+            on_task(name, out.outcomes[name])
     out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
     return out
 
 
-def _by_corpus(loaded: dict[str, TaskData]) -> dict[tuple[str, str, str | None], list[str]]:
-    groups: dict[tuple[str, str, str | None], list[str]] = {}
-    for name in sorted(loaded):
-        d = loaded[name]
-        groups.setdefault((d.dataset_path, d.cfg.corpus, d.cfg.dataset_revision), []).append(name)
-    return groups
+def bootstrap_settings(cfg: TaskConfig, n_boot: int | None, seed: int | None) -> tuple[int, int]:
+    """(replicates, seed) a task's CIs use: the command-line override, else the task's ``bootstrap``."""
+    return (
+        cfg.bootstrap.get("n_boot", 1000) if n_boot is None else n_boot,
+        cfg.bootstrap.get("seed", 0) if seed is None else seed,
+    )
 
 
-def _finish_task(data: TaskData, corpus: Corpus, entries: dict, n_boot: int | None, seed: int | None,
+def _finish_task(data: TaskData, entries: dict, n_boot: int | None, seed: int | None,
                  log_samples: bool, run_name: str, embed: Callable | None) -> TaskOutcome:  # fmt: skip
     t0 = time.perf_counter()
-    cfg, pairs = data.cfg, data.pairs
+    cfg, pairs, corpus = data.cfg, data.pairs, data.corpus
     es = [entries[(q, t)] for q, t in zip(pairs.queries, pairs.targets, strict=True)]
     ranks = np.asarray([e.rank for e in es], dtype=np.float64)
     ties = np.asarray([e.tie for e in es], dtype=bool)
-    boot_n = cfg.bootstrap.get("n_boot", 1000) if n_boot is None else n_boot
-    boot_seed = cfg.bootstrap.get("seed", 0) if seed is None else seed
+    boot_n, boot_seed = bootstrap_settings(cfg, n_boot, seed)
     values, ci, reps = compute_task(data, ranks, n_boot=boot_n, seed=boot_seed, embed=embed)
     counts = {
         "n_pairs": len(pairs.pair_a),

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.errors import PQBHarnessError
+from harness.errors import PQBHarnessError, PublishError
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,20 @@ def push_results(
     _validate_repo_id(repo_id)
     results_path = path_in_repo(output_dir, result_file)
     sample_paths = [(Path(s), path_in_repo(output_dir, s)) for s in samples]
-    api = _api(token)
+    try:
+        return _upload_results(_api(token), repo_id, result_file, results_path, sample_paths, private)
+    except (OSError, ValueError) as exc:  # HTTP, connection, offline mode, auth: all OSError/ValueError
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise PublishError(
+            f"pushing {result_file} to Hub dataset {repo_id!r} failed ({type(exc).__name__}: {first}); "
+            "the results are kept locally. Check the network and your token (huggingface-cli login), then "
+            "re-run with --overwrite only-missing --hub_results_repo to push without recomputing"
+        ) from exc
+
+
+def _upload_results(api: Any, repo_id: str, result_file: Path, results_path: str,
+                    sample_paths: Sequence[tuple[Path, str]], private: bool | None) -> str:  # fmt: skip
+    """The uploads themselves, apart so :func:`push_results` translates their failures in one place."""
     repo_url = api.create_repo(repo_id=repo_id, repo_type="dataset", private=private, exist_ok=True)
     model_folder = results_path.split("/", 1)[0]
     logger.info("uploading %s to dataset %s", results_path, repo_id)

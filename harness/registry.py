@@ -167,6 +167,59 @@ def resolve_model(name: str, model_args: Mapping[str, Any] | None = None) -> tup
     return base, MODEL_REGISTRY.get(base), kwargs
 
 
+def accepted_args(cls: type) -> dict[str, Any] | None:
+    """Constructor keyword -> default for ``cls``, following ``**kwargs`` up the MRO.
+
+    ``None`` when some ``__init__`` forwards ``**kwargs`` to a class outside the retriever hierarchy
+    (anything may be accepted). Stops at :class:`Retriever`, which accepts no model arguments.
+    """
+    from harness.retrievers.base import Retriever
+
+    out: dict[str, Any] = {}
+    for klass in cls.__mro__:
+        if klass is Retriever or klass is object:
+            return out
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(klass.__init__).parameters.values()
+        for p in params:
+            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                out.setdefault(p.name, p.default)
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            return out
+    return None
+
+
+def check_model_args(name: str, cls: type, kwargs: Mapping[str, Any]) -> None:
+    """Refuse unknown ``--model_args``, non-numbers where a number is expected, and ``ARG_RULES`` breaches.
+
+    Runs before the model is built (no weights loaded, no work done) and names the accepted
+    arguments, so a typo is one clear line instead of a constructor traceback.
+    """
+    accepted = accepted_args(cls)
+    if accepted is None:
+        return
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise ModelArgsError(
+            f"--model_args {', '.join(unknown)}: not accepted by model {name!r}; "
+            f"accepted: {', '.join(sorted(accepted))}"
+        )
+    rules = getattr(cls, "ARG_RULES", {})
+    for key, value in kwargs.items():
+        problem = _type_problem(accepted[key], value) or (rules[key](value) if key in rules else None)
+        if problem:
+            raise ModelArgsError(f"--model_args {key}={value!r}: {problem} (model {name!r})")
+
+
+def _type_problem(default: Any, value: Any) -> str | None:
+    """A number-typed argument (by its default) given text, e.g. ``k1=abc``."""
+    numeric = isinstance(default, int | float) and not isinstance(default, bool)
+    if numeric and value is not None and not (isinstance(value, int | float) and not isinstance(value, bool)):
+        return f"must be a number like the default {default!r}"
+    return None
+
+
 def create_retriever(
     name: str,
     model_args: str | Mapping[str, Any] | None = None,
@@ -185,6 +238,7 @@ def create_retriever(
         else dict(model_args)
     )
     _, cls, kwargs = resolve_model(name, args)
+    check_model_args(name, cls, kwargs)
     params = inspect.signature(cls).parameters
     late: dict[str, Any] = {}
     for key, value in (("device", device), ("batch_size", batch_size)):

@@ -28,6 +28,9 @@ from pqb_dataset.io import atomic_write_json, atomic_write_text
 
 SCHEMA_VERSION = "1.0"
 RESULTS_GLOB = "results_*.json"
+CHECKPOINT_GLOB = "checkpoint_*.json"
+"""A run's finished tasks so far (plus their bootstrap replicates), rewritten after each task and
+deleted once ``results_<timestamp>.json`` is written; a killed run leaves it for the resume."""
 COUNT_KEYS = (
     "n_pairs",
     "n_queries",
@@ -117,30 +120,29 @@ def build_results(
     config: dict[str, Any],
     started: float,
     finished: float,
-    previous: dict[str, Any] | None = None,
-    reused: Iterable[str] = (),
+    resume: Mapping[str, Any] | None = None,
+    reused: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the results dict; ``reused`` tasks are copied from ``previous`` (``--overwrite only-missing``)."""
+    """Assemble the results dict.
+
+    ``resume`` is ``{task: resume key}`` of the tasks computed now; ``reused`` maps each reused task
+    to the earlier file it is copied from (``PreviousRun.as_source()``: content plus ``_path`` and,
+    for checkpoints, ``_replicates``, so group CIs come out as in an uninterrupted run).
+    """
     import harness
 
+    reused = reused or {}
     res: dict[str, Any] = {k: {} for k in ("results", "groups", "group_subtasks", "configs", "versions",
                                             "higher_is_better", "n-samples", "breakdowns", "skipped",
-                                            "task_hashes", "dataset")}  # fmt: skip
-    for name in reused:
-        _copy_task(res, previous or {}, name)
+                                            "task_hashes", "dataset", "resume")}  # fmt: skip
+    for name, previous in reused.items():
+        _copy_task(res, previous, name)
     for name, o in sorted(output.outcomes.items()):
-        res["results"][name] = task_entry(o)
-        res["configs"][name] = o.cfg.to_dict()
-        res["versions"][name] = o.cfg.version
-        res["higher_is_better"][name] = o.cfg.higher_is_better()
-        effective = o.counts.get("n_pairs_gated", o.counts["n_pairs"])
-        res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": effective}
-        res["task_hashes"][name] = o.cfg.hash()
-        res["dataset"][name] = o.dataset
-        if o.breakdown is not None:
-            res["breakdowns"][name] = o.breakdown
+        _add_task(res, name, o)
+    res["resume"].update({k: v for k, v in (resume or {}).items() if k in output.outcomes})
     res["skipped"] = {k: v for k, v in sorted(output.skipped.items()) if k not in res["results"]}
-    reps = {n: o.replicates for n, o in output.outcomes.items()}
+    reps = {n: prev.get("_replicates", {}).get(n, {}) for n, prev in reused.items()}
+    reps.update({n: o.replicates for n, o in output.outcomes.items()})
     for g in groups:
         members = [t for t in registry.expand(g) if t in res["results"]]
         if members:
@@ -158,17 +160,26 @@ def build_results(
     return _clean(res)
 
 
-def _copy_task(res: dict, previous: dict, name: str) -> None:
-    for key in (
-        "results",
-        "configs",
-        "versions",
-        "higher_is_better",
-        "n-samples",
-        "breakdowns",
-        "task_hashes",
-        "dataset",
-    ):
+def _add_task(res: dict, name: str, o: TaskOutcome) -> None:
+    res["results"][name] = task_entry(o)
+    res["configs"][name] = o.cfg.to_dict()
+    res["versions"][name] = o.cfg.version
+    res["higher_is_better"][name] = o.cfg.higher_is_better()
+    effective = o.counts.get("n_pairs_gated", o.counts["n_pairs"])
+    res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": effective}
+    res["task_hashes"][name] = o.cfg.hash()
+    res["dataset"][name] = o.dataset
+    if o.breakdown is not None:
+        res["breakdowns"][name] = o.breakdown
+
+
+TASK_SECTIONS = ("results", "configs", "versions", "higher_is_better", "n-samples", "breakdowns",
+                 "task_hashes", "dataset", "resume")  # fmt: skip
+"""Top-level keys that hold one entry per task (what a reused task is copied with)."""
+
+
+def _copy_task(res: dict, previous: Mapping[str, Any], name: str) -> None:
+    for key in TASK_SECTIONS:
         if name in previous.get(key, {}):
             res[key][name] = previous[key][name]
     res["results"][name] = {**res["results"][name], "reused_from": str(previous.get("_path", ""))}
@@ -178,10 +189,10 @@ def _copy_task(res: dict, previous: dict, name: str) -> None:
 
 
 def write_results(results: dict[str, Any], output_path: Path, model: str, outcomes: Mapping[str, TaskOutcome] = {},
-                  log_samples: bool = False) -> tuple[Path, list[Path]]:  # fmt: skip
+                  log_samples: bool = False, stamp: str | None = None) -> tuple[Path, list[Path]]:  # fmt: skip
     """Write the results JSON (and samples JSONL + TREC runs when asked); returns (results file, others)."""
     folder = Path(output_path) / sanitize_model_name(model)
-    stamp = timestamp()
+    stamp = stamp or timestamp()
     path = folder / f"results_{stamp}.json"
     validate_results(results)
     atomic_write_json(path, results)
@@ -198,6 +209,32 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
             atomic_write_text(t, "\n".join(o.trec) + ("\n" if o.trec else ""))
             extra += [p, t]
     return path, extra
+
+
+def checkpoint_path(output_path: Path, model: str, stamp: str) -> Path:
+    return Path(output_path) / sanitize_model_name(model) / f"checkpoint_{stamp}.json"
+
+
+def write_checkpoint(
+    path: Path, results: dict[str, Any], replicates: Mapping[str, Mapping[str, np.ndarray]]
+) -> None:
+    """Atomically (re)write a run's checkpoint: the results so far plus each task's bootstrap replicates."""
+    validate_results(results)
+    reps = {
+        t: {m: np.asarray(v, dtype=np.float64).tolist() for m, v in r.items()} for t, r in replicates.items()
+    }
+    atomic_write_json(path, {**results, "replicates": reps}, indent=None)
+
+
+def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, np.ndarray]]]:
+    """(results part, replicates) of a checkpoint; a damaged one raises :class:`ResultsSchemaError`."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResultsSchemaError(f"{path} is not JSON: {exc}; delete it to resume without it") from exc
+    reps = obj.pop("replicates", {}) if isinstance(obj, dict) else {}
+    validate_results(obj)
+    return obj, {t: {m: np.asarray(v, dtype=np.float64) for m, v in r.items()} for t, r in reps.items()}
 
 
 # -- loading ----------------------------------------------------------------------------------------------

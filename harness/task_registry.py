@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -133,6 +133,10 @@ class TaskConfig:
     def hash(self) -> str:
         return stable_hash(self.to_dict())
 
+    def location(self, key: str) -> str:
+        """``file:line`` where ``key`` is set for this task (its file or an included template)."""
+        return key_location(self.source, key)
+
 
 @dataclass(frozen=True)
 class GroupConfig:
@@ -183,6 +187,77 @@ def load_yaml_with_includes(path: Path, _seen: tuple[Path, ...] = ()) -> dict[st
     return {**base, **data}
 
 
+def key_location(source: str, key: str) -> str:
+    """``file:line`` of the top-level ``key`` in ``source`` or the templates it includes.
+
+    Computed only when an error is reported (the YAML is composed again, which keeps node marks), so
+    messages point at the line to fix; ``source`` alone when the key is not found (a default).
+    """
+    path, seen = Path(source), set()
+    while path.is_file() and path not in seen:
+        seen.add(path)
+        try:
+            node = yaml.compose(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError:
+            break
+        pairs = node.value if isinstance(node, yaml.MappingNode) else []
+        for k, _ in pairs:
+            if getattr(k, "value", None) == key:
+                return f"{path}:{k.start_mark.line + 1}"
+        include = next((v.value for k, v in pairs if getattr(k, "value", None) == "include"), None)
+        if not isinstance(include, str):
+            break
+        path = Path(include) if Path(include).is_absolute() else path.parent / include
+    return source
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_task_values(data: dict[str, Any], source: str) -> None:
+    """Range-check the values of a merged task mapping, naming ``file:line`` and the fix.
+
+    Run when the registry is built, so a bad value stops the run before any data is loaded (not at
+    results-schema time after the whole evaluation).
+    """
+
+    def fail(key: str, what: str) -> NoReturn:
+        raise TaskConfigError(
+            f"{key_location(source, key)}: {key} {what} (got {data.get(key)!r}); fix the task YAML"
+        )
+
+    ks = data.get("k_values", DEFAULT_K_VALUES)
+    ks = [ks] if not isinstance(ks, list | tuple) else ks
+    if not ks or not all(_is_int(k) and k > 0 for k in ks) or len(set(ks)) != len(ks):
+        fail("k_values", "must be a non-empty list of distinct positive integers, e.g. [1, 5, 10, 20]")
+    if data.get("rr_cutoff") is not None and not (_is_int(data["rr_cutoff"]) and data["rr_cutoff"] > 0):
+        fail("rr_cutoff", "must be a positive integer (paper: 200) or null (no cut-off)")
+    if "run_depth" in data and not (_is_int(data["run_depth"]) and data["run_depth"] > 0):
+        fail("run_depth", "must be a positive integer")
+    if not isinstance(data.get("test_split", "test"), str) or not data.get("test_split", "test"):
+        fail("test_split", "must be a split name such as 'test'")
+    gate = data.get("similarity_gate")
+    if gate is not None and not (_is_number(gate) and -1 <= gate <= 1):
+        fail("similarity_gate", "must be a cosine in [-1, 1] or null")
+    if not isinstance(data.get("macro_average", False), bool):
+        fail("macro_average", "must be true or false")
+    _check_bootstrap(data.get("bootstrap") or {}, fail)
+
+
+def _check_bootstrap(boot: Any, fail: Callable[[str, str], NoReturn]) -> None:
+    if not isinstance(boot, dict) or set(boot) - {"n_boot", "seed"}:
+        fail("bootstrap", "must be a mapping with keys n_boot and seed")
+    if "n_boot" in boot and not (_is_int(boot["n_boot"]) and boot["n_boot"] >= 0):
+        fail("bootstrap", "n_boot must be an integer >= 0 (0 = no confidence intervals)")
+    if "seed" in boot and not (_is_int(boot["seed"]) and boot["seed"] >= 0):
+        fail("bootstrap", "seed must be an integer >= 0")
+
+
 def _as_tuple(value: Any) -> tuple:
     if value is None:
         return ()
@@ -209,12 +284,10 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
         # the authors' variants exist for syntactic pairs only (reference spec §1.2); the error
         # breakdown by mechanism and the headline Deg@K must be computed over the same pairs
         raise TaskConfigError(f"{source}: similarity_gate and macro_average apply to syntactic tasks only")
+    check_task_values(data, source)
     kw = dict(data)
     kw["tag"] = _as_tuple(kw.get("tag"))
-    try:
-        kw["k_values"] = tuple(int(k) for k in _as_tuple(kw.get("k_values", DEFAULT_K_VALUES)))
-    except (TypeError, ValueError) as exc:
-        raise TaskConfigError(f"{source}: k_values must be a list of integers") from exc
+    kw["k_values"] = tuple(_as_tuple(kw.get("k_values", DEFAULT_K_VALUES)))
     kw["metric_list"] = tuple(dict(m) for m in _as_tuple(kw.get("metric_list")))
     kw["bootstrap"] = {"n_boot": 1000, "seed": 0, **(kw.get("bootstrap") or {})}
     if "metadata" in kw:

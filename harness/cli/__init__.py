@@ -2,6 +2,11 @@
 
 Each subcommand module exposes ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``.
 The bare form ``pqb-harness --model bm25 --tasks syntactic`` (no subcommand) means ``run``.
+
+Errors are reported here and nowhere else: a subcommand raises a
+:class:`~harness.errors.PQBHarnessError` and :func:`main` prints its details and one ``error:`` line,
+returning the error's exit code (2 usage, 1 data). Argument-parsing errors get the same one-line form
+(exit 2) instead of argparse's usage block.
 """
 
 from __future__ import annotations
@@ -10,6 +15,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
+
+from harness.errors import PQBHarnessError
 
 SUBCOMMANDS: dict[str, str] = {
     "run": "harness.cli.run",
@@ -20,13 +28,22 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one ``error:`` line naming the fix (``--help``), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {self.prog}: {message}; see '{self.prog} --help'\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pqb-harness",
         description="Evaluate retrievers on PQB: Flip@K/RRstd on syntactic pairs, Deg@K/MRRdeg on error pairs.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}", parser_class=OneLineParser
+    )
     for name, module_name in SUBCOMMANDS.items():
         module = importlib.import_module(module_name)
         p = sub.add_parser(
@@ -41,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def report_error(exc: PQBHarnessError) -> int:
+    """Print ``exc`` as its detail lines plus one ``error:`` line on stderr; return its exit code."""
+    for line in exc.details:
+        print(f"  {line}", file=sys.stderr)
+    print("error: " + " ".join(str(exc).split()), file=sys.stderr)
+    return exc.exit_code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in {"-h", "--help"}:
@@ -50,7 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    return int(args._run(args) or 0)
+    try:
+        return int(args._run(args) or 0)
+    except PQBHarnessError as exc:
+        return report_error(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-from harness.errors import PQBHarnessError
 
 HELP = "Print our measured Flip@K/Deg@K tables beside the paper's published numbers, with the gap."
 EPILOG = """examples:
@@ -33,11 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.paper import compare_markdown, load_paper_tables
     from pqb_dataset.io import atomic_write_text
 
-    try:
-        tidy = tidy_frame(load_runs(args.paths))
-    except PQBHarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    tidy = tidy_frame(load_runs(args.paths))
     text = compare_markdown(tidy, load_paper_tables(args.paper_tables))
     print(text)
     if args.out:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-from harness.errors import PQBHarnessError
 
 HELP = "Aggregate results files into the paper's tables, a tidy parquet, plots and a static HTML page."
 EPILOG = """examples:
@@ -40,19 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.leaderboard import write_leaderboard
 
-    try:
-        outputs = write_leaderboard(
-            args.paths,
-            args.out,
-            plots=not args.no_plots,
-            html=not args.no_html,
-            paper=not args.no_paper,
-            all_runs=args.all_runs,
-            paper_tables=args.paper_tables,
-        )
-    except PQBHarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    outputs = write_leaderboard(
+        args.paths,
+        args.out,
+        plots=not args.no_plots,
+        html=not args.no_html,
+        paper=not args.no_paper,
+        all_runs=args.all_runs,
+        paper_tables=args.paper_tables,
+    )
     print(f"read {len(outputs.runs)} results file(s); models: {', '.join(outputs.models)}")
     print(f"wrote {len(outputs.files)} files to {outputs.out_dir}")
     for name in ("syntactic_robustness.md", "error_robustness.md", "index.html", "paper_comparison.md"):
@@ -61,10 +54,6 @@ def run(args: argparse.Namespace) -> int:
     if args.push:
         from harness.hub import push_leaderboard
 
-        try:
-            url = push_leaderboard(outputs.out_dir, args.push)
-        except PQBHarnessError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        url = push_leaderboard(outputs.out_dir, args.push)
         print(f"pushed: {url}")
     return 0

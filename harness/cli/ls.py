@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-
-from harness.errors import PQBHarnessError
 
 HELP = "List tasks, groups or models."
 EPILOG = """examples:
@@ -66,13 +63,9 @@ def _models() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        if args.what == "models":
-            lines = _models()
-        else:
-            lines = {"tasks": _tasks, "groups": _groups, "tags": _tags}[args.what](args.include_path)
-    except PQBHarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.what == "models":
+        lines = _models()
+    else:
+        lines = {"tasks": _tasks, "groups": _groups, "tags": _tags}[args.what](args.include_path)
     print("\n".join(lines))
     return 0

@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.errors import PQBHarnessError
+from harness.cli.argtypes import batch_size, non_negative_int, positive_int
+from harness.errors import DataError, UsageError
 
 HELP = "Evaluate a retriever on PQB tasks and write results_<timestamp>.json."
 EPILOG = """examples:
@@ -22,38 +23,32 @@ EPILOG = """examples:
 log = logging.getLogger("harness")
 
 
-def _batch_size(value: str) -> int | str:
-    if value == "auto":
-        return value
-    try:
-        return int(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"--batch_size must be an integer or 'auto', got {value!r}") from exc
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="registered model or preset (pqb-harness ls models)")
     p.add_argument(
         "--model_args", default="", help="constructor kwargs: k=v,k=v (ints/floats/bools converted)"
     )
     p.add_argument("--tasks", default="pqb", help="comma list of tasks, groups or tags (default: pqb)")
-    p.add_argument("--limit", type=int, default=None, help="evaluate only the first N rows of each task")
+    p.add_argument(
+        "--limit", type=positive_int, default=None, help="evaluate only the first N (>= 1) rows of each task"
+    )
     p.add_argument("--output_path", default="results", help="folder for <model>/results_<timestamp>.json")
     p.add_argument(
         "--log_samples", action="store_true", help="also write per-query samples JSONL and TREC runs"
     )
-    p.add_argument("--batch_size", type=_batch_size, default=None, help="int or 'auto', passed to the model")
+    p.add_argument("--batch_size", type=batch_size, default=None, help="int or 'auto', passed to the model")
     p.add_argument("--device", default=None, help="e.g. cpu, cuda, cuda:0 (passed to the model)")
-    p.add_argument("--seed", type=int, default=None, help="bootstrap seed for every task (default: task's)")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=None, help="bootstrap seed for every task (default: task's)"
+    )
     p.add_argument("--include_path", action="append", default=[], help="extra folder of task YAMLs")
     p.add_argument(
         "--dataset_path", default=None, help="local dataset folder or Hub id overriding the tasks'"
     )
     p.add_argument("--overwrite", choices=("always", "never", "only-missing"), default="always",
                    help="always: recompute; never: refuse if results exist; only-missing: reuse finished tasks")  # fmt: skip
-    p.add_argument(
-        "--bootstrap_iters", type=int, default=None, help="bootstrap replicates (default: task's, 1000)"
-    )
+    p.add_argument("--bootstrap_iters", type=non_negative_int, default=None,
+                   help="bootstrap replicates (default: task's, 1000); 0 = no confidence intervals")  # fmt: skip
     p.add_argument("--strict", action="store_true", help="fail if any requested task is skipped")
     p.add_argument(
         "--no_run_cache", action="store_true", help="re-rank every query instead of reading the run cache"
@@ -64,7 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="dense model/preset embedding queries for tasks with the authors' cosine pair gate",
     )
     p.add_argument("--hub_results_repo", default=None, help="push the results to this Hub dataset repo")
-    p.add_argument("--verbosity", default="INFO", help="logging level")
+    p.add_argument("--verbosity", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper,
+                   help="logging level")  # fmt: skip
+    p.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
+                   help="draw no progress bar (harness, encoders, indexing, datasets downloads)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,35 +70,40 @@ def run(args: argparse.Namespace) -> int:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
-    log.setLevel(getattr(logging, str(args.verbosity).upper(), logging.INFO))
-    try:
-        return _run(args)
-    except PQBHarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    log.setLevel(getattr(logging, args.verbosity))
+    return _run(args)
 
 
-def _previous(args: argparse.Namespace, wanted: list[str]) -> tuple[dict[str, Any] | None, list[str]]:
-    from harness.results import load_results, newest_results
+def _previous(args: argparse.Namespace, wanted: list[str]) -> list[Any]:
+    """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
+    from harness.results import sanitize_model_name
+    from harness.resume import load_previous_runs
 
-    path = newest_results(Path(args.output_path), args.model)
-    if path is None or args.overwrite == "always":
-        return None, []
-    prev = load_results(path)
-    prev["_path"] = str(path)
-    done = [t for t in wanted if t in prev["results"]]
+    if args.overwrite == "always":
+        return []
+    runs = load_previous_runs(Path(args.output_path) / sanitize_model_name(args.model))
+    done = sorted(
+        {t for r in runs if r.path.name.startswith("results_") for t in wanted if t in r.data["results"]}
+    )
     if args.overwrite == "never" and done:
-        from harness.errors import PQBHarnessError as _E
-
-        raise _E(
-            f"results for {', '.join(done)} already exist in {path}; use --overwrite always or only-missing"
+        raise UsageError(
+            f"results for {', '.join(done)} already exist in {Path(args.output_path)}; "
+            "use --overwrite always (recompute) or only-missing (reuse matching tasks)"
         )
-    if args.overwrite == "only-missing":
-        from harness.registry import parse_model_args
+    return runs
 
-        same = prev["config"].get("model_args") == parse_model_args(args.model_args)
-        return (prev, done) if same else (None, [])
-    return None, []
+
+def _plan(args: argparse.Namespace, keys: dict[str, dict], runs: list[Any]) -> dict[str, Any]:
+    """Tasks to reuse; prints one ``resume:`` line per task on stderr saying what happens and why."""
+    from harness.resume import plan_resume
+
+    if args.overwrite != "only-missing":
+        return {}
+    reuse, why = plan_resume(keys, runs)
+    for task in sorted(keys):
+        line = f"reused from {reuse[task].path}" if task in reuse else f"recomputing: {why[task]}"
+        print(f"resume: {task}: {line}", file=sys.stderr)
+    return reuse
 
 
 def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
@@ -128,45 +131,83 @@ def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
     return model.encode_queries
 
 
-def _run(args: argparse.Namespace) -> int:
-    from harness.evaluator import EvaluationOutput, evaluate
-    from harness.registry import create_retriever, parse_model_args
-    from harness.results import build_results, summary_table, write_results
+def _tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
     from harness.task_registry import TaskRegistry, split_task_list
 
-    started = time.time()
     registry = TaskRegistry(args.include_path)
-    task_names, groups = registry.resolve(split_task_list(args.tasks))
-    model_args = parse_model_args(args.model_args)
-    previous, reused = _previous(args, task_names)
-    todo = [registry.tasks[t] for t in task_names if t not in reused]
+    names, groups = registry.resolve(split_task_list(args.tasks))
+    tasks = [registry.tasks[t] for t in names]
     if args.gate_model:  # recorded in each gated task's config, so results name the model that gated
-        todo = [replace(t, gate_model=args.gate_model) if t.similarity_gate is not None else t for t in todo]
+        tasks = [
+            replace(t, gate_model=args.gate_model) if t.similarity_gate is not None else t for t in tasks
+        ]
+    return registry, tasks, groups
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness import progress
+    from harness.evaluator import EvaluationOutput, evaluate, load_tasks
+    from harness.registry import create_retriever, parse_model_args
+    from harness.results import (
+        build_results,
+        checkpoint_path,
+        summary_table,
+        timestamp,
+        write_checkpoint,
+        write_results,
+    )
+    from harness.resume import resume_inputs
+
+    started, stamp = time.time(), timestamp()
+    progress.set_enabled(not args.no_progress)
+    if args.bootstrap_iters == 0:
+        print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])",
+              file=sys.stderr)  # fmt: skip
+    registry, tasks, groups = _tasks(args)
+    runs = _previous(args, [t.task for t in tasks])
+    model_args = parse_model_args(args.model_args)
     retriever = create_retriever(args.model, model_args, device=args.device, batch_size=args.batch_size)
-    if todo:
-        embed = _gate_embedder(todo, args)
-        output = evaluate(retriever, todo, dataset_path=args.dataset_path, limit=args.limit,
-                          n_boot=args.bootstrap_iters, seed=args.seed, log_samples=args.log_samples,
-                          run_name=args.model, use_cache=not args.no_run_cache, embed=embed)  # fmt: skip
-    else:
-        output = EvaluationOutput(stats={"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0})
-    if not output.outcomes and not reused:
-        print(f"error: no task could run; skipped: {output.skipped}", file=sys.stderr)
-        return 1
-    if args.strict and output.skipped:
-        print(f"error: --strict and {len(output.skipped)} task(s) skipped: {output.skipped}", file=sys.stderr)
-        return 1
+    loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
+    if not loaded:
+        raise DataError(f"no task could run; skipped: {skipped}")
+    if args.strict and skipped:
+        raise DataError(f"--strict and {len(skipped)} task(s) skipped: {skipped}")
+    keys = {n: resume_inputs(d, model=args.model, model_settings=retriever.cache_settings(), limit=args.limit,
+                             n_boot=args.bootstrap_iters, seed=args.seed) for n, d in loaded.items()}  # fmt: skip
+    reuse = {t: r.as_source() for t, r in _plan(args, keys, runs).items()}
+    todo = {n: d for n, d in loaded.items() if n not in reuse}
     config = {
-        "model": args.model, "model_args": model_args, "model_info": retriever.describe(),
+        "model": args.model, "model_args": model_args,
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": args.device,
         "batch_size": args.batch_size, "bootstrap": {"n_boot": args.bootstrap_iters, "seed": args.seed, "method": "paired percentile"},
-        "stats": {k: int(v) for k, v in output.stats.items()},
     }  # fmt: skip
-    results = build_results(output, registry=registry, groups=groups, config=config, started=started,
-                            finished=time.time(), previous=previous, reused=reused)  # fmt: skip
-    path, extra = write_results(
-        results, Path(args.output_path), args.model, output.outcomes, args.log_samples
-    )
+
+    def results_of(output: EvaluationOutput) -> dict[str, Any]:
+        stats = {"model_info": retriever.describe(), "stats": {k: int(v) for k, v in output.stats.items()}}
+        return build_results(output, registry=registry, groups=groups, config={**config, **stats}, started=started,
+                             finished=time.time(), resume=keys, reused=reuse)  # fmt: skip
+
+    ckpt = checkpoint_path(Path(args.output_path), args.model, stamp)
+    done = EvaluationOutput(skipped=skipped)
+
+    def on_task(name: str, outcome: Any) -> None:  # a killed run keeps every finished task
+        done.outcomes[name] = outcome
+        write_checkpoint(ckpt, results_of(done), {n: o.replicates for n, o in done.outcomes.items()})
+
+    output = EvaluationOutput(stats={"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0})
+    if todo:
+        output = evaluate(retriever, todo, n_boot=args.bootstrap_iters, seed=args.seed, log_samples=args.log_samples,
+                          run_name=args.model, use_cache=not args.no_run_cache,
+                          embed=_gate_embedder([d.cfg for d in todo.values()], args), on_task=on_task)  # fmt: skip
+    output.skipped = skipped
+    results = results_of(output)
+    path, extra = write_results(results, Path(args.output_path), args.model, output.outcomes, args.log_samples,
+                                stamp=stamp)  # fmt: skip
+    for used in {
+        ckpt,
+        *(Path(r["_path"]) for r in reuse.values() if Path(r["_path"]).name.startswith("checkpoint_")),
+    }:
+        used.unlink(missing_ok=True)  # a consumed checkpoint's tasks now live in the results file
     print(summary_table(results))
     print(f"\nresults: {path}" + (f" (+{len(extra)} samples/run files)" if extra else ""))
     if args.hub_results_repo:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from harness.errors import DatasetNotFoundError, PQBHarnessError
+from harness.errors import DatasetNotFoundError
 
 HELP = "Validate task configs and the datasets they point at (schema + PQB invariants)."
 EPILOG = """examples:
@@ -24,27 +23,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _check_dataset(
-    path: str, rows_name: str, corpus_name: str, split: str, revision: str | None, max_lines: int
+    path: str,
+    rows_name: str,
+    corpus_name: str,
+    split: str,
+    revision: str | None,
+    max_lines: int,
+    split_from: str = "",
 ) -> bool:
     from harness.data import load_config
-    from pqb_dataset.schema import ValidationReport, check_rows, config_kind, validate_table
+    from harness.dataset_checks import check_task_dataset
 
-    report = ValidationReport()
-    rows_ds = load_config(path, rows_name, split=split, revision=revision)
-    kind = config_kind(rows_name)[1]
-    report.extend(validate_table(rows_ds.data.table, "release" if kind == "release" else "rows", rows_name))
-    corpus_ids = None
+    rows_ds = load_config(path, rows_name, split=split, revision=revision, split_from=split_from)
     try:
-        corpus_ds = load_config(path, corpus_name, split=None, revision=revision)
-        report.extend(validate_table(corpus_ds.data.table, "corpus", corpus_name))
-        corpus_ids = set(corpus_ds["id"])
+        corpus_ds, missing = load_config(path, corpus_name, split=None, revision=revision), ""
     except DatasetNotFoundError as exc:
-        report.add(corpus_name, None, "missing_corpus", str(exc))
-    report.extend(
-        check_rows(
-            rows_ds.to_list(), config=rows_name, require_core_terms=kind != "release", corpus_ids=corpus_ids
-        )
-    )
+        corpus_ds, missing = None, str(exc)
+    report = check_task_dataset(rows_ds, rows_name, corpus_ds, corpus_name, corpus_missing=missing)
     print(f"== {path} :: {rows_name} (+ {corpus_name})\n{report.summary(max_lines)}")
     return report.ok
 
@@ -52,12 +47,8 @@ def _check_dataset(
 def run(args: argparse.Namespace) -> int:
     from harness.task_registry import TaskRegistry, split_task_list
 
-    try:
-        reg = TaskRegistry(args.include_path)
-        names, _ = reg.resolve(split_task_list(args.tasks))
-    except PQBHarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    reg = TaskRegistry(args.include_path)
+    names, _ = reg.resolve(split_task_list(args.tasks))
     print(f"task configs OK: {len(reg.tasks)} tasks, {len(reg.groups)} groups")
     seen: set[tuple] = set()
     ok = True
@@ -70,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
         seen.add(key)
         try:
             ok &= _check_dataset(
-                path, c.dataset_name, c.corpus, c.test_split, c.dataset_revision, args.max_lines
+                path,
+                c.dataset_name,
+                c.corpus,
+                c.test_split,
+                c.dataset_revision,
+                args.max_lines,
+                c.location("test_split"),
             )
         except DatasetNotFoundError as exc:
             print(f"-- {name}: dataset not present, not checked ({exc})")

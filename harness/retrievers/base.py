@@ -17,7 +17,7 @@ Lifecycle (one ``Retriever`` instance per run)::
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -107,16 +107,46 @@ def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
     return SearchResult(out_idx, top)
 
 
+ArgRule = Callable[[Any], str | None]
+"""A ``--model_args`` value check: ``None`` if the value is fine, else what it must be."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def positive(value: Any) -> str | None:
+    return None if _is_number(value) and value > 0 else "must be a number > 0"
+
+
+def positive_int(value: Any) -> str | None:
+    return None if _is_number(value) and value > 0 and int(value) == value else "must be an integer >= 1"
+
+
+def unit_interval(value: Any) -> str | None:
+    return None if _is_number(value) and 0 <= value <= 1 else "must be a number in [0, 1]"
+
+
+def one_of(*choices: Any) -> ArgRule:
+    def rule(value: Any) -> str | None:
+        return None if value in choices else f"must be one of {', '.join(map(str, choices))}"
+
+    return rule
+
+
 class Retriever:
     """Base class: subclasses implement ``index`` and ``score`` (or ``search`` for rerankers).
 
     Attributes set by subclasses:
         full_scoring: ``score`` returns one score per corpus document (exact ranks possible).
         weights: what was actually loaded: ``{"model": <hub id or path>, "revision": ..., "stand_in_for": ...}``.
+        ARG_RULES: ``{constructor argument: ArgRule}``; the registry applies them to ``--model_args``
+            before constructing the model, so ``k1=-5`` is refused instead of giving garbage metrics.
     """
 
     name: ClassVar[str] = "retriever"
     full_scoring: ClassVar[bool] = True
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {}
 
     def __init__(self, **kwargs: Any) -> None:
         unknown = ", ".join(sorted(kwargs))

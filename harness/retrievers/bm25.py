@@ -13,19 +13,27 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from harness.registry import register_model
-from harness.retrievers.base import Corpus, Retriever
+from harness.retrievers.base import ArgRule, Corpus, Retriever, one_of, positive, positive_int, unit_interval
 from pqb_dataset.io import stable_hash
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 """bm25s's default (scikit-learn's): drops one-character tokens. MODELS.md gives the Lucene-like one."""
+
+
+def _stemmer_rule(name: Any) -> str | None:
+    """``--model_args stemmer=`` check: ``none`` or a PyStemmer algorithm."""
+    import Stemmer
+
+    names = sorted(Stemmer.algorithms())
+    return None if name in (None, "", "none", *names) else f"must be none or one of {', '.join(names)}"
 
 
 def _stemmer(name: str | None):
@@ -56,6 +64,14 @@ class BM25Retriever(Retriever):
 
     name = "bm25"
     full_scoring = True
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "k1": positive,
+        "b": unit_interval,
+        "method": one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
+        "stemmer": _stemmer_rule,
+        "field": one_of("text", "title", "title+text"),
+        "chunk_size": positive_int,
+    }
 
     def __init__(
         self,

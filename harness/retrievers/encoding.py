@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.errors import ModelArgsError, PQBHarnessError
+from harness.progress import enabled as progress_enabled
+from harness.progress import progress_bar
 from pqb_dataset import io as pqb_io
 from pqb_dataset import settings
 
@@ -143,10 +145,8 @@ def length_sorted_batches(texts: Sequence[str], size: int) -> list[np.ndarray]:
 
 
 def progress(iterable: Iterable[Any], *, desc: str, total: int | None = None, disable: bool = False) -> Any:
-    """A tqdm bar on stderr (tqdm is a core dependency); silent when ``disable`` or not a terminal-ish run."""
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, desc=desc, total=total, disable=disable, leave=False, dynamic_ncols=True)
+    """A tqdm bar on stderr; silent when ``disable`` or when the run says ``--no-progress``."""
+    return progress_bar(iterable, desc=desc, total=total, disable=disable)
 
 
 def document_strings(corpus: Corpus) -> list[str]:
@@ -424,7 +424,7 @@ class NeuralRetriever(Retriever):
         self.batch_size = batch_size
         self.stand_in_for = None if stand_in_for in (None, "", "None", "none") else str(stand_in_for)
         self.multi_gpu: bool | str = multi_gpu if multi_gpu == "auto" else as_bool(multi_gpu)
-        self.show_progress = as_bool(show_progress)
+        self._show_progress = as_bool(show_progress)
         self.weights: dict[str, Any] = describe_weights(
             self.pretrained,
             revision=self.revision,
@@ -437,6 +437,11 @@ class NeuralRetriever(Retriever):
         }
         """Frozen at construction, without loading the model: the run cache asks for ``cache_settings()``
         before ``index``, and the key must not change once the model is loaded."""
+
+    @property
+    def show_progress(self) -> bool:
+        """The model's ``show_progress`` unless the run said ``--no-progress`` (which wins)."""
+        return self._show_progress and progress_enabled()
 
     @property
     def device(self) -> str:

@@ -20,17 +20,27 @@ lengths in one byte (SmallFloat), so scores agree to ~0.1%, not bit for bit.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.errors import ModelArgsError
-from harness.retrievers.base import Corpus, Retriever
+from harness.errors import MissingDependencyError, ModelArgsError
+from harness.retrievers.base import ArgRule, Corpus, Retriever, one_of, positive, positive_int, unit_interval
 from harness.retrievers.encoding import document_strings
 from pqb_dataset import io as pqb_io
 from pqb_dataset import settings
+
+
+def _pyserini_version() -> str:
+    """pyserini's installed version, or :class:`MissingDependencyError` with the install line."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("pyserini")
+    except importlib.metadata.PackageNotFoundError:
+        raise MissingDependencyError("model 'bm25-pyserini'", "pyserini", "pyserini") from None
 
 
 def _prepare_jvm() -> None:
@@ -69,6 +79,12 @@ class PyseriniBM25Retriever(Retriever):
 
     name = "bm25-pyserini"
     full_scoring = True
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "k1": positive,
+        "b": unit_interval,
+        "stemmer": one_of("porter", "krovetz", "none"),
+        "threads": positive_int,
+    }
 
     def __init__(
         self,
@@ -81,6 +97,7 @@ class PyseriniBM25Retriever(Retriever):
         from harness.retrievers.encoding import as_bool
 
         super().__init__()
+        self.library_version = _pyserini_version()  # a missing pyserini is reported before any work
         if stemmer not in {"porter", "krovetz", "none"}:
             raise ModelArgsError(f"stemmer must be porter, krovetz or none, got {stemmer!r}")
         self.k1, self.b = float(k1), float(b)
@@ -150,12 +167,10 @@ class PyseriniBM25Retriever(Retriever):
         return out
 
     def describe(self) -> dict[str, Any]:
-        import importlib.metadata
-
         return {
             "name": self.name,
             "library": "pyserini",
-            "library_version": importlib.metadata.version("pyserini"),
+            "library_version": self.library_version,
             "k1": self.k1,
             "b": self.b,
             "stemmer": self.stemmer,
