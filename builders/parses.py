@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tqdm.auto import tqdm
-
 from builders.nlp import load_spacy, spacy_model_id
+from builders.progress import bar
 from pqb_dataset import settings
 from pqb_dataset.io import stable_hash
 
@@ -94,7 +93,7 @@ def _run(
     new: dict[str, Any] = {}
     if todo:
         docs = nlp.pipe(todo, batch_size=batch_size)
-        for t, doc in tqdm(zip(todo, docs, strict=True), total=len(todo), desc=desc, leave=False):
+        for t, doc in bar(zip(todo, docs, strict=True), total=len(todo), desc=desc, leave=False):
             new[keys[t]] = convert(doc)
         cache.put_many(new)
     found.update(new)

@@ -29,6 +29,7 @@ import pyarrow as pa
 from builders.amazon import ReadStats, iter_meta, iter_reviews, resolve_source
 from builders.attribution import run_attribution, to_markdown
 from builders.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
+from builders.faults import DataError
 from builders.gaussian import RankOneDiagGaussian, audit, chi2_threshold, empirical_quantile, save_gaussians
 from builders.nlp import load_spacy, spacy_model_id
 from builders.parses import parse_texts
@@ -72,7 +73,7 @@ EMBEDDINGS_SCHEMA = pa.schema(
 STAGE_VERSION = 1
 
 
-class InsufficientDataError(ValueError):
+class InsufficientDataError(DataError, ValueError):
     """A stage cannot produce its artifacts from this domain's data (too few users or sentences)."""
 
 
