@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from builders.amazon import ReadStats, iter_meta, iter_reviews, resolve_source
+from builders.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
 from builders.attribution import run_attribution, to_markdown
 from builders.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
 from builders.faults import DataError
@@ -77,6 +77,10 @@ class InsufficientDataError(DataError, ValueError):
     """A stage cannot produce its artifacts from this domain's data (too few users or sentences)."""
 
 
+class EmptyInputError(DataError):
+    """A source file yields no usable record (empty, or every line counted bad)."""
+
+
 def _wd(workdir: str | Path, domain: str) -> WorkDir:
     return WorkDir(Path(workdir), domain)
 
@@ -108,7 +112,13 @@ def run_ingest(
     stage = wd.stage(
         "ingest",
         [reviews_path, meta_path],
-        {"source": src.describe(), "category": category, "strict": strict, "version": STAGE_VERSION},
+        {
+            "source": src.describe(),
+            "category": category,
+            "strict": strict,
+            "version": STAGE_VERSION,
+            "reader": READER_VERSION,
+        },
         ["products.parquet", "corpus.parquet", "reviews.parquet"],
     )
     if stage.is_fresh() and not force:
@@ -134,6 +144,8 @@ def run_ingest(
     for r in iter_reviews(reviews_path, rstats, strict=strict):
         reviews.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": len(reviews),
                         "text": r["text"]})  # fmt: skip
+    _require_records(rstats, "reviews")
+    _require_records(mstats, "metadata")
     write_parquet(pa.Table.from_pylist(prows, schema=PRODUCTS_SCHEMA), wd.file("products.parquet"))
     corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in prows]
     write_parquet(pa.Table.from_pylist(corpus, schema=CORPUS_SCHEMA), wd.file("corpus.parquet"))
@@ -157,6 +169,23 @@ def run_ingest(
     }
     stage.done(stats)
     return stats
+
+
+def _require_records(stats: ReadStats, what: str) -> None:
+    """Stop at ingest when a file gave nothing, so later stages are not blamed (thresholds, no users)."""
+    if stats.records:
+        return
+    if not stats.lines:
+        raise EmptyInputError(
+            f"{stats.path}: the {what} file has no records (0 non-blank lines); "
+            "download it again or pick another --domain"
+        )
+    counted = ", ".join(f"{k}={n}" for k, n in sorted(stats.counts.items()) if n)
+    first = next((v[0] for v in stats.examples.values() if v), "")
+    raise EmptyInputError(
+        f"{stats.path}: none of its {stats.lines} lines is a usable {what} record "
+        f"({counted}; first: {first}); fix the file"
+    )
 
 
 # --------------------------------------------------------------------------------------------------

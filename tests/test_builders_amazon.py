@@ -56,9 +56,14 @@ def test_reviews_counts_malformed_and_missing(tmp_path: Path, gz: bool) -> None:
     recs = list(iter_reviews(p, st))
     assert [r["user_id"] for r in recs] == ["U1", "U1", "U3"]
     assert recs[1]["title"] is None and recs[1]["asin"] is None
-    assert st.lines == 6 and st.records == 3 and st.malformed == 2 and st.skipped == 1
+    assert st.lines == 6 and st.records == 3
+    assert st.counts["malformed"] == 2 and st.counts["missing_required"] == 1 and st.dropped == 3
     assert st.missing["text"] == 1 and st.missing["title"] == 2 and st.missing["timestamp"] == 3
-    assert len(st.as_dict()["malformed_examples"]) == 2
+    assert st.as_dict()["examples"] == {
+        "malformed": [f"{p.name}:2: malformed line (Expecting property name enclosed in double quotes at "
+                      "column 2)", f"{p.name}:6: malformed line (expected a JSON object, got list)"],
+        "missing_required": [f"{p.name}:5: required field 'text' is missing"],
+    }  # fmt: skip
 
 
 def test_strict_raises_with_location(tmp_path: Path) -> None:
@@ -72,7 +77,8 @@ def test_meta_keeps_used_fields_and_joins(tmp_path: Path) -> None:
     st = ReadStats()
     meta = {m["parent_asin"]: m for m in iter_meta(p, st)}
     assert set(meta) == {"P1", "P2"} and "images" not in meta["P1"]
-    assert st.malformed == 1 and st.skipped == 1 and st.missing["details"] == 2  # P2 and the no-asin record
+    assert st.counts["malformed"] == 1 and st.counts["missing_required"] == 1
+    assert st.missing["details"] == 2  # P2 and the no-asin record
     rev = _write(tmp_path / "Video_Games.jsonl", REVIEWS)
     from collections import Counter
 
