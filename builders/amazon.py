@@ -180,6 +180,9 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
     stream that ends early or is not gzip raises :class:`CorruptFileError` naming the file.
     """
     p = Path(path)
+    if p.suffix == ".gz" and p.stat().st_size == 0:  # gzip reads an empty file as empty data
+        raise CorruptFileError(f"{p}:1: the file is empty, not gzip (even empty data compresses to 20 "
+                               "bytes); download it again")  # fmt: skip
     lineno = 0
     try:
         with _open_binary(p) as f:
@@ -267,7 +270,7 @@ def _select(
     rec: dict[str, Any] = {}
     for k in fields:
         v = obj.get(k)
-        if _present(v) and not _has_type(v, FIELD_TYPES[k]):
+        if v is not None and not _has_type(v, FIELD_TYPES[k]):
             expected = " or ".join(t.__name__ for t in FIELD_TYPES[k])
             stats.flag("wrong_type", lineno, f"field {k!r} is {type(v).__name__}, expected {expected}",
                        strict=strict)  # fmt: skip

@@ -97,13 +97,15 @@ def build_domain(
     force: Sequence[str] = (),
     progress: bool = True,
     strict: bool = False,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
 ) -> DomainResult:
     """Run the stages of one domain; stops after ``ingest`` when the domain has no target products.
 
     ``strict`` makes every bad input line an error at ingest (see :mod:`builders.amazon`).
     """
     from builders import stages
+
+    log = log or sys.stderr  # looked up per call: a default bound at import outlives a replaced stderr
     from builders.error_profiles import run_errors
     from builders.generate import run_generate
     from builders.pairing import run_pair
@@ -204,7 +206,7 @@ def build(
     force: Sequence[str] = (),
     progress: bool = True,
     strict: bool = False,
-    log: TextIO = sys.stderr,
+    log: TextIO | None = None,
 ) -> list[DomainResult]:
     """Build ``domains`` (default: every category of the local source) and publish those with pairs.
 
@@ -212,6 +214,7 @@ def build(
     """
     from builders.publish import publish as publish_dataset
 
+    log = log or sys.stderr
     config = with_semantic_default(config)
     t0 = time.perf_counter()
     if not domains:
