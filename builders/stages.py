@@ -7,7 +7,8 @@ input fingerprint in ``<work>/<domain>/manifest.json`` and is skipped when nothi
 * ``products.parquet``: parent_asin, title, text, brand, attributes list<{name,value}>, core_terms
   list<str> (5 or empty), protected_terms list<str>, is_target bool — every product with a title;
 * ``corpus.parquet``: id, title, text (the retrieval corpus, same products);
-* ``reviews.parquet``: user_id, parent_asin, review_idx, text (raw review text, file order);
+* ``reviews.parquet``: user_id, parent_asin, review_idx, text (raw review text, file order; duplicates
+  and bad lines dropped and texts capped by :func:`builders.amazon.iter_reviews`);
 * ``sentences.parquet``: user_id, parent_asin, review_idx, sent_idx, sentence_id, text, split;
 * ``users.parquet``: user_id, n_sentences, n_profile, n_heldout, qualified;
 * ``links.parquet``: asin, user_id (target products ↔ qualified users);
