@@ -53,6 +53,8 @@ def test_summary_reports_counts_gates_and_skips() -> None:
 
 
 def test_no_progress_silences_the_bars_inside_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    import huggingface_hub.utils
+
     from builders.nlp import load_spacy
     from builders.parses import ParseCache, split_sentences
     from builders.progress import progress_bars
@@ -60,7 +62,9 @@ def test_no_progress_silences_the_bars_inside_stages(capsys: pytest.CaptureFixtu
     nlp = load_spacy()
     with progress_bars(False):
         split_sentences(["Quiet please. Thanks."], nlp=nlp, cache=ParseCache(None))
+        assert huggingface_hub.utils.are_progress_bars_disabled()  # the libraries' own bars too
     assert capsys.readouterr().err == ""
+    assert not huggingface_hub.utils.are_progress_bars_disabled()
     split_sentences(["Now a bar. It shows."], nlp=nlp, cache=ParseCache(None))
     assert "sentences" in capsys.readouterr().err
 
