@@ -1,9 +1,28 @@
 """Streaming readers for Amazon Reviews 2023 (`<Category>.jsonl[.gz]`, `meta_<Category>.jsonl[.gz]`).
 
 The real category files are gigabytes, so nothing here loads a whole file: records are yielded line by
-line and only the fields PQB uses are kept. Fields are often missing (the offline slice lacks most
-metadata), so readers count what is missing instead of failing; malformed JSON lines are counted and
-reported, or raise :class:`MalformedLineError` under ``strict=True``.
+line and only the fields PQB uses are kept. Input is never trusted, and nothing is lost silently: every
+non-blank line is either yielded as a record or counted under one kind in :class:`ReadStats` (the
+first :data:`MAX_EXAMPLES` ``file:line`` locations of each kind are kept), so
+``stats.lines == stats.records + dropped`` always holds. The rules, per line:
+
+* not UTF-8 → dropped (``invalid_utf8``): a decoder's U+FFFD replacements would put broken sentences
+  into a user's profile, and the rest of such a line cannot be trusted either; a JSON ``\ud800``
+  escape that leaves an unpaired surrogate counts the same (it cannot be written as UTF-8);
+* not a JSON object → dropped (``malformed``);
+* a required field (reviews: ``user_id``, ``parent_asin``, ``text``; metadata: ``parent_asin``) absent,
+  empty or not a string → dropped (``missing_required``);
+* a review whose (``user_id``, ``parent_asin``, ``text``) equals an earlier line's → dropped
+  (``duplicate``; the first occurrence is kept). The key is exact (text before any cleaning): the same
+  user may legitimately post the same words about different products, and those stay;
+* an optional field of the wrong type (e.g. ``rating: "five"``) → read as missing (``wrong_type``);
+* a review text over :data:`MAX_TEXT_CHARS` → cut at the last sentence end before the cap
+  (``truncated``), so spaCy's ``max_length`` (E088) can never abort a later stage.
+
+Missing optional fields are only tallied (``missing``): the offline slice lacks most metadata. Under
+``strict=True`` every counted kind except ``duplicate`` raises :class:`MalformedLineError` naming the
+file and line instead. A file that cannot be read on (a ``.gz`` cut short, not gzip at all) raises
+:class:`CorruptFileError` naming the file and the line reached, whatever ``strict`` says.
 
 Sources are a local directory (official flat layout) or the Hugging Face Hub repo declared in
 ``sources.yaml``; the Hub path goes through :func:`huggingface_hub.hf_hub_download`, which tests mock.
@@ -12,17 +31,20 @@ Sources are a local directory (official flat layout) or the Hugging Face Hub rep
 from __future__ import annotations
 
 import gzip
-import io
+import hashlib
 import json
 import os
+import re
+import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
+from builders.faults import DataError, ResourceUnavailableError, UsageError
 from pqb_dataset import settings
 
 SOURCES_YAML = Path(__file__).with_name("sources.yaml")
@@ -35,38 +57,111 @@ META_FIELDS = (
     "price", "average_rating", "rating_number",
 )  # fmt: skip
 """Metadata fields kept (images, videos, bought_together are dropped while streaming)."""
+REQUIRED_META_FIELDS = ("parent_asin",)
+DEDUP_KEY = ("user_id", "parent_asin", "text")
+"""Two reviews with equal values of these fields are one review (see the module docstring)."""
+
+_NUMBER = (int, float)
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "user_id": (str,), "parent_asin": (str,), "asin": (str,), "text": (str,), "title": (str,),
+    "rating": _NUMBER, "timestamp": _NUMBER, "main_category": (str,), "store": (str,), "details": (dict,),
+    "features": (list,), "description": (list,), "categories": (list,), "price": (*_NUMBER, str),
+    "average_rating": _NUMBER, "rating_number": _NUMBER,
+}  # fmt: skip
+"""The type each kept field must have (``bool`` never counts as a number); others are read as missing."""
+
+MAX_TEXT_CHARS = 20_000
+"""Review texts are cut to at most this many characters. spaCy refuses texts over ``nlp.max_length``
+(1,000,000; E088) and its parser needs about 1 GB per 100,000 characters; 20,000 is twice the longest
+review of the embedded slice (10,205), so real reviews stay whole while one pathological line can
+neither abort the users stage nor exhaust memory."""
+MAX_EXAMPLES = 5
+"""``file:line`` locations kept per kind of counted line."""
+READER_VERSION = 2
+"""Recorded in the ingest fingerprint: 2 = UTF-8 rule, dedup, text cap, field types."""
+
+DROPPED_KINDS = ("malformed", "invalid_utf8", "missing_required", "duplicate")
+"""Kinds of lines that yield no record."""
+KEPT_KINDS = ("wrong_type", "truncated")
+"""Kinds of records yielded altered (a field read as missing, a text cut)."""
+_LENIENT_ACTION = {
+    "malformed": "skip it",
+    "invalid_utf8": "skip it",
+    "missing_required": "skip it",
+    "wrong_type": "read the field as missing",
+    "truncated": f"cut the text to {MAX_TEXT_CHARS} characters",
+}
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
+_SPACE = re.compile(r"\s")
 
 
-class MalformedLineError(ValueError):
-    """A line of a JSON-lines file is not a JSON object (raised only under ``strict=True``)."""
+class MalformedLineError(DataError, ValueError):
+    """A line that would be counted (malformed, not UTF-8, ...) under ``strict=True``: ``file:line: what``."""
 
 
-class SourceFileNotFoundError(FileNotFoundError):
+class CorruptFileError(DataError):
+    """An input file cannot be read to its end (a truncated or corrupt ``.gz``)."""
+
+
+class SourceFileNotFoundError(UsageError, FileNotFoundError):
     """The requested category file is not in the source."""
+
+
+class SourceUnavailableError(ResourceUnavailableError):
+    """A Hub file cannot be fetched (offline, unknown repo or revision) and is not in the local cache."""
 
 
 @dataclass
 class ReadStats:
-    """What a reader saw: lines, records yielded, malformed lines, skipped records, missing fields."""
+    """What a reader saw: non-blank lines, records yielded, counts per kind, and where they were."""
 
     path: str = ""
     lines: int = 0
     records: int = 0
-    malformed: int = 0
-    skipped: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
     missing: Counter[str] = field(default_factory=Counter)
-    malformed_examples: list[str] = field(default_factory=list)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def dropped(self) -> int:
+        """Lines that yielded no record; ``lines == records + dropped``."""
+        return sum(self.counts[k] for k in DROPPED_KINDS)
+
+    def flag(self, kind: str, lineno: int, detail: str, *, strict: bool = False) -> None:
+        """Count one line of ``kind`` and keep its location, or raise :class:`MalformedLineError`.
+
+        Kept locations name the file without its folder (``path`` has that), so stats copied into the
+        dataset card do not depend on where the source lives; the strict error names the full path.
+        """
+        if strict:
+            raise MalformedLineError(
+                f"{self.path}:{lineno}: {detail}; fix the line, or rerun without --strict to "
+                f"{_LENIENT_ACTION[kind]} and count it"
+            )
+        self.counts[kind] += 1
+        found = self.examples.setdefault(kind, [])
+        if len(found) < MAX_EXAMPLES:
+            found.append(f"{Path(self.path).name}:{lineno}: {detail}")
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "lines": self.lines,
             "records": self.records,
-            "malformed": self.malformed,
-            "skipped": self.skipped,
+            **{k: self.counts[k] for k in (*DROPPED_KINDS, *KEPT_KINDS)},
             "missing": dict(sorted(self.missing.items())),
-            "malformed_examples": self.malformed_examples[:5],
+            "examples": {k: list(v) for k, v in sorted(self.examples.items())},
         }
+
+
+def read_summary(read: Mapping[str, Any]) -> str:
+    """One line for a reader's stats (:meth:`ReadStats.as_dict`, e.g. from a manifest): lines, records
+    and each non-zero count, e.g. ``1345 lines -> 1343 records (duplicate=2)``."""
+    counted = [f"{k}={read[k]}" for k in (*DROPPED_KINDS, *KEPT_KINDS) if read.get(k)]
+    return f"{read.get('lines', 0)} lines -> {read.get('records', 0)} records" + (
+        f" ({', '.join(counted)})" if counted else ""
+    )
 
 
 def load_sources(path: Path = SOURCES_YAML) -> dict[str, Any]:
@@ -74,75 +169,172 @@ def load_sources(path: Path = SOURCES_YAML) -> dict[str, Any]:
     return yaml.safe_load(path.read_text())
 
 
-def open_text(path: str | os.PathLike[str]) -> io.TextIOBase:
-    """Open a ``.jsonl`` or ``.jsonl.gz`` file as UTF-8 text (undecodable bytes replaced, never fatal)."""
+def _open_binary(path: Path) -> BinaryIO:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # type: ignore[return-value]
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw bytes)`` of a ``.jsonl`` or ``.jsonl.gz`` file, streaming.
+
+    Bytes, not text: decoding is per line so that one bad line is counted, not silently repaired. A
+    stream that ends early or is not gzip raises :class:`CorruptFileError` naming the file.
+    """
     p = Path(path)
-    if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, "rb"), encoding="utf-8", errors="replace")
-    return open(p, encoding="utf-8", errors="replace")
+    if p.suffix == ".gz" and p.stat().st_size == 0:  # gzip reads an empty file as empty data
+        raise CorruptFileError(f"{p}:1: the file is empty, not gzip (even empty data compresses to 20 "
+                               "bytes); download it again")  # fmt: skip
+    lineno = 0
+    try:
+        with _open_binary(p) as f:
+            for lineno, raw in enumerate(f, 1):
+                yield lineno, raw
+    except (EOFError, zlib.error, OSError) as exc:
+        raise CorruptFileError(
+            f"{p}:{lineno + 1}: cannot read on ({type(exc).__name__}: {exc}); the file is truncated or "
+            "corrupt: download it again"
+        ) from exc
 
 
-def iter_jsonl(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = False) -> Iterator[dict]:
-    """Yield each JSON object of a JSON-lines file, streaming; blank lines are ignored.
+def _writable(obj: Any) -> bool:
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
-    A line that is not valid JSON or not an object is counted in ``stats.malformed`` (first examples
-    kept for the report) or, under ``strict``, raises :class:`MalformedLineError` naming file and line.
+
+def _parse_line(raw: bytes) -> tuple[dict | None, str, str]:
+    """A line's JSON object, or ``(None, kind, detail)`` saying why it has none."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, "invalid_utf8", f"invalid UTF-8 at byte {exc.start} ({exc.reason})"
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, "malformed", f"malformed line ({exc.msg} at column {exc.colno})"
+    except (ValueError, RecursionError) as exc:  # >4300-digit integers, nesting too deep
+        return None, "malformed", f"malformed line ({type(exc).__name__})"
+    if not isinstance(obj, dict):
+        return None, "malformed", f"malformed line (expected a JSON object, got {type(obj).__name__})"
+    if _SURROGATE_ESCAPE.search(raw) and not _writable(obj):
+        return None, "invalid_utf8", "invalid text (a \\u escape leaves an unpaired UTF-16 surrogate)"
+    return obj, "", ""
+
+
+def iter_json_objects(
+    path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = False
+) -> Iterator[tuple[int, dict]]:
+    """``(line number, object)`` for each JSON object of a JSON-lines file; blank lines are ignored.
+
+    Every other line counts in ``stats`` (``malformed``, ``invalid_utf8``) or, under ``strict``, raises
+    :class:`MalformedLineError` naming file and line.
     """
     stats.path = str(path)
-    with open_text(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            stats.lines += 1
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                obj, err = None, f"{exc.msg} at column {exc.colno}"
-            else:
-                err = None if isinstance(obj, dict) else f"expected a JSON object, got {type(obj).__name__}"
-            if err is not None:
-                if strict:
-                    raise MalformedLineError(
-                        f"{path}:{lineno}: malformed line ({err}); rerun without --strict to skip it"
-                    )
-                stats.malformed += 1
-                if len(stats.malformed_examples) < 5:
-                    stats.malformed_examples.append(f"line {lineno}: {err}")
-                continue
-            yield obj
+    for lineno, raw in iter_lines(path):
+        if not raw.strip():
+            continue
+        stats.lines += 1
+        obj, kind, detail = _parse_line(raw)
+        if obj is None:
+            stats.flag(kind, lineno, detail, strict=strict)
+            continue
+        yield lineno, obj
 
 
 def _present(value: Any) -> bool:
     return value is not None and value != "" and value != [] and value != {}
 
 
-def iter_reviews(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = False) -> Iterator[dict]:
-    """Reviews with the fields of :data:`REVIEW_FIELDS` (absent optional fields are ``None``).
+def _has_type(value: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))
 
-    Records lacking a required field are skipped and counted (``stats.skipped``, ``stats.missing``).
-    """
-    for obj in iter_jsonl(path, stats, strict=strict):
-        rec = {k: obj.get(k) for k in REVIEW_FIELDS}
-        for k in REVIEW_FIELDS:
-            if not _present(rec[k]):
-                stats.missing[k] += 1
-        if any(not isinstance(rec[k], str) or not rec[k].strip() for k in REQUIRED_REVIEW_FIELDS):
-            stats.skipped += 1
+
+def _required_failure(obj: Mapping[str, Any], required: tuple[str, ...]) -> str | None:
+    """Why a record lacks a usable required field (``None`` when it has them all)."""
+    for k in required:
+        v = obj.get(k)
+        if k not in obj or v is None:
+            return f"required field {k!r} is missing"
+        if not isinstance(v, str):
+            return f"required field {k!r} is {type(v).__name__}, expected a string"
+        if not v.strip():
+            return f"required field {k!r} is empty"
+    return None
+
+
+def _select(
+    obj: Mapping[str, Any], fields: tuple[str, ...], stats: ReadStats, lineno: int, strict: bool
+) -> dict[str, Any]:
+    """The kept fields of a record, each of its declared type or ``None`` (wrong types are counted)."""
+    rec: dict[str, Any] = {}
+    for k in fields:
+        v = obj.get(k)
+        if v is not None and not _has_type(v, FIELD_TYPES[k]):
+            expected = " or ".join(t.__name__ for t in FIELD_TYPES[k])
+            stats.flag("wrong_type", lineno, f"field {k!r} is {type(v).__name__}, expected {expected}",
+                       strict=strict)  # fmt: skip
+            v = None
+        rec[k] = v
+    return rec
+
+
+def _records(
+    path: str | os.PathLike[str],
+    stats: ReadStats,
+    fields: tuple[str, ...],
+    required: tuple[str, ...],
+    strict: bool,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Objects with every required field, reduced to ``fields``; the rest counted ``missing_required``."""
+    for lineno, obj in iter_json_objects(path, stats, strict=strict):
+        stats.missing.update(k for k in fields if not _present(obj.get(k)))
+        failure = _required_failure(obj, required)
+        if failure is not None:
+            stats.flag("missing_required", lineno, failure, strict=strict)
             continue
+        yield lineno, _select(obj, fields, stats, lineno, strict)
+
+
+def truncate_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters: after the last sentence end, else the last space."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit + 1]
+    cut = max((m.end() for m in _SENTENCE_END.finditer(head)), default=0)
+    if cut < limit // 2:  # no sentence end in the second half: keep whole words instead
+        cut = max((m.end() for m in _SPACE.finditer(head)), default=0)
+    return (head[:cut] if cut > 0 else head[:limit]).rstrip()
+
+
+def _dedup_digest(rec: Mapping[str, Any]) -> bytes:
+    return hashlib.blake2b(json.dumps([rec[k] for k in DEDUP_KEY]).encode(), digest_size=16).digest()
+
+
+def iter_reviews(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = False) -> Iterator[dict]:
+    """Reviews with the fields of :data:`REVIEW_FIELDS` (absent or wrong-typed optional fields are ``None``),
+    deduplicated on :data:`DEDUP_KEY` and with texts of at most :data:`MAX_TEXT_CHARS` characters.
+
+    Memory grows with the number of distinct reviews by 16 bytes of digest each (plus the set's overhead).
+    """
+    first_line: dict[bytes, int] = {}
+    for lineno, rec in _records(path, stats, REVIEW_FIELDS, REQUIRED_REVIEW_FIELDS, strict):
+        digest = _dedup_digest(rec)
+        if digest in first_line:
+            stats.flag("duplicate", lineno, f"same {', '.join(DEDUP_KEY)} as line {first_line[digest]}")
+            continue
+        first_line[digest] = lineno
+        if len(rec["text"]) > MAX_TEXT_CHARS:
+            stats.flag("truncated", lineno, f"text of {len(rec['text'])} characters is over the "
+                       f"{MAX_TEXT_CHARS}-character cap", strict=strict)  # fmt: skip
+            rec["text"] = truncate_text(rec["text"])
         stats.records += 1
         yield rec
 
 
 def iter_meta(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = False) -> Iterator[dict]:
-    """Product metadata with the fields of :data:`META_FIELDS`; records without ``parent_asin`` are skipped."""
-    for obj in iter_jsonl(path, stats, strict=strict):
-        rec = {k: obj.get(k) for k in META_FIELDS}
-        for k in META_FIELDS:
-            if not _present(rec[k]):
-                stats.missing[k] += 1
-        if not isinstance(rec["parent_asin"], str) or not rec["parent_asin"].strip():
-            stats.skipped += 1
-            continue
+    """Product metadata with the fields of :data:`META_FIELDS`; records without ``parent_asin`` are counted."""
+    for _, rec in _records(path, stats, META_FIELDS, REQUIRED_META_FIELDS, strict):
         stats.records += 1
         yield rec
 
@@ -177,7 +369,8 @@ class LocalSource:
                 return p
         tried = ", ".join(pat.format(category=category) for pat in patterns)
         raise SourceFileNotFoundError(
-            f"no {kind} file for category {category!r} in {self.root} (tried {tried})"
+            f"no {kind} file for category {category!r} in {self.root} (tried {tried}); pick another "
+            "--domain, or pass --source a directory that has it"
         )
 
     def reviews_path(self, category: str) -> Path:
@@ -215,14 +408,23 @@ class HubSource:
 
     def _download(self, filename: str) -> Path:
         from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError
 
-        local = hf_hub_download(
-            repo_id=self.repo_id,
-            filename=filename,
-            repo_type=self.repo_type,
-            revision=self.revision,
-            cache_dir=str(self.cache_dir) if self.cache_dir else None,
-        )
+        try:
+            local = hf_hub_download(
+                repo_id=self.repo_id,
+                filename=filename,
+                repo_type=self.repo_type,
+                revision=self.revision,
+                cache_dir=str(self.cache_dir) if self.cache_dir else None,
+            )
+        except (OSError, EntryNotFoundError) as exc:  # offline, HTTP errors, unknown repo/revision/file
+            reason = re.split(r"(?<=\.)\s", str(exc).strip())[0][:200]  # its first sentence
+            raise SourceUnavailableError(
+                f"cannot fetch {filename} from the Hub dataset {self.repo_id}@{self.revision} "
+                f"({type(exc).__name__}: {reason}); connect to the network (and unset HF_HUB_OFFLINE), "
+                "or pass --source <dir> holding a local copy of the files"
+            ) from exc
         return Path(local)
 
     def reviews_path(self, category: str) -> Path:
@@ -251,5 +453,8 @@ def resolve_source(source: str | os.PathLike[str] | None = None, *, revision: st
         return HubSource.from_config(revision=rev)
     p = Path(s).expanduser()
     if not p.is_dir():
-        raise SourceFileNotFoundError(f"source {s!r} is neither 'hub' nor an existing directory")
+        raise SourceFileNotFoundError(
+            f"source {s!r} is neither 'hub' nor an existing directory; pass --source hub or a directory "
+            "with <Category>.jsonl[.gz] files (or set PQB_AMAZON_DIR)"
+        )
     return LocalSource(p)

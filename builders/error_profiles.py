@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from tqdm.auto import tqdm
 
 from builders.error_context import (
     BACKOFF_LEVELS,
@@ -35,7 +34,9 @@ from builders.error_context import (
     global_rate,
     new_counts,
 )
+from builders.faults import UsageError
 from builders.mechanisms import classify
+from builders.progress import bar
 from builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb_dataset.io import atomic_write_json
 from pqb_dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS, words
@@ -63,7 +64,7 @@ EDITS_SCHEMA = pa.schema(
 )
 
 
-class MissingInputError(FileNotFoundError):
+class MissingInputError(UsageError, FileNotFoundError):
     """A stage input artifact (e.g. ``sentences.parquet``) has not been built yet."""
 
 
@@ -189,13 +190,13 @@ def recover_edits(
     original token), ``original``/``corrected`` surface strings, ``operation`` (R/M/U),
     ``errant_type`` and ``mechanism`` (``classify`` of a replaced word, else ``None``).
     """
-    docs = list(tqdm(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="parse", leave=False))
+    docs = list(bar(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="parse", leave=False))
     changed = [i for i, (t, c) in enumerate(zip(texts, corrected, strict=True)) if t != c]
     cor_docs = dict(
         zip(changed, nlp.pipe([corrected[i] for i in changed], batch_size=batch_size), strict=True)
     )
     out: list[list[dict[str, Any]]] = [[] for _ in texts]
-    for i in tqdm(changed, desc="errant", leave=False):
+    for i in bar(changed, desc="errant", leave=False):
         orig, cor = docs[i], cor_docs[i]
         for e in annotator.annotate(orig, cor):
             op = e.type.split(":", 1)[0]
@@ -349,7 +350,7 @@ def run_errors(
     nlp = nlp or load_spacy()
     texts = [r["text"] for r in profile]
     corrected: list[str] = []
-    for i in tqdm(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):
+    for i in bar(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):
         corrected += corrector.correct(texts[i : i + 512])
     import errant
 

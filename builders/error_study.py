@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from builders.error_context import doc_signatures
 from builders.error_profiles import ErrorProfiles, MissingInputError
 from builders.inject import ErrorInjector, derived_seed
+from builders.progress import bar
 from builders.workdir import WorkDir, read_parquet
 from pqb_dataset.io import atomic_write_json, atomic_write_text
 from pqb_dataset.schema import CHAR_MECHANISMS
@@ -102,7 +102,7 @@ def _rate_matrix(
     uniq = {k: j for j, k in enumerate(dict.fromkeys(keys))}
     first = {k: s for k, s in zip(keys, sig_list, strict=True)}
     U = np.empty((len(uniq), len(users)))
-    for k, j in tqdm(uniq.items(), desc="rates", leave=False):
+    for k, j in bar(uniq.items(), desc="rates", leave=False):
         U[j] = [profiles.rate(w, first[k]) for w in users]
     return U[[uniq[k] for k in keys]]
 
@@ -151,7 +151,7 @@ def run_error_study(
     results: dict[str, Any] = {}
     for cond in CONDITIONS:
         scores, truth, failed = [], [], 0
-        for q, ((u, _), doc) in enumerate(tqdm(list(zip(flat, docs, strict=True)), desc=cond, leave=False)):
+        for q, ((u, _), doc) in enumerate(bar(list(zip(flat, docs, strict=True)), desc=cond, leave=False)):
             a, b = offsets[q], offsets[q + 1]
             src = wrong[u] if cond == "wrong-user" else u
             if cond in ("personalized", "wrong-user"):

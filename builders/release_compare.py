@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
-from tqdm.auto import tqdm
 
 from builders.mechanisms import OTHER, diff_edits
+from builders.progress import bar
 from pqb_dataset import settings
 from pqb_dataset.io import atomic_write_json, atomic_write_text
 from pqb_dataset.schema import CHAR_MECHANISMS, MECHANISMS, domain_from_category, term_spans, words
@@ -165,7 +165,7 @@ def our_injector_stats(
     pick = sorted(rng.choice(len(items), size=min(n, len(items)), replace=False).tolist()) if items else []
     proxies = {a: core_term_proxy([r["syntax_query"] for r in recs]) for a, recs in release.items()}
     rows, failed = [], Counter()
-    for k in tqdm(pick, desc=f"inject ({domain})", leave=False):
+    for k in bar(pick, desc=f"inject ({domain})", leave=False):
         asin, rec = items[k]
         user = users[int(rng.integers(len(users)))] if users else "unknown"
         res = inj.inject(rec["syntax_query"], user, sorted(proxies[asin]), seed=derived_seed(seed, k))

@@ -7,7 +7,8 @@ input fingerprint in ``<work>/<domain>/manifest.json`` and is skipped when nothi
 * ``products.parquet``: parent_asin, title, text, brand, attributes list<{name,value}>, core_terms
   list<str> (5 or empty), protected_terms list<str>, is_target bool — every product with a title;
 * ``corpus.parquet``: id, title, text (the retrieval corpus, same products);
-* ``reviews.parquet``: user_id, parent_asin, review_idx, text (raw review text, file order);
+* ``reviews.parquet``: user_id, parent_asin, review_idx, text (raw review text, file order; duplicates
+  and bad lines dropped and texts capped by :func:`builders.amazon.iter_reviews`);
 * ``sentences.parquet``: user_id, parent_asin, review_idx, sent_idx, sentence_id, text, split;
 * ``users.parquet``: user_id, n_sentences, n_profile, n_heldout, qualified;
 * ``links.parquet``: asin, user_id (target products ↔ qualified users);
@@ -26,9 +27,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from builders.amazon import ReadStats, iter_meta, iter_reviews, resolve_source
+from builders.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
 from builders.attribution import run_attribution, to_markdown
 from builders.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
+from builders.faults import DataError
 from builders.gaussian import RankOneDiagGaussian, audit, chi2_threshold, empirical_quantile, save_gaussians
 from builders.nlp import load_spacy, spacy_model_id
 from builders.parses import parse_texts
@@ -72,8 +74,12 @@ EMBEDDINGS_SCHEMA = pa.schema(
 STAGE_VERSION = 1
 
 
-class InsufficientDataError(ValueError):
+class InsufficientDataError(DataError, ValueError):
     """A stage cannot produce its artifacts from this domain's data (too few users or sentences)."""
+
+
+class EmptyInputError(DataError):
+    """A source file yields no usable record (empty, or every line counted bad)."""
 
 
 def _wd(workdir: str | Path, domain: str) -> WorkDir:
@@ -107,7 +113,13 @@ def run_ingest(
     stage = wd.stage(
         "ingest",
         [reviews_path, meta_path],
-        {"source": src.describe(), "category": category, "strict": strict, "version": STAGE_VERSION},
+        {
+            "source": src.describe(),
+            "category": category,
+            "strict": strict,
+            "version": STAGE_VERSION,
+            "reader": READER_VERSION,
+        },
         ["products.parquet", "corpus.parquet", "reviews.parquet"],
     )
     if stage.is_fresh() and not force:
@@ -133,6 +145,8 @@ def run_ingest(
     for r in iter_reviews(reviews_path, rstats, strict=strict):
         reviews.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": len(reviews),
                         "text": r["text"]})  # fmt: skip
+    _require_records(rstats, "reviews")
+    _require_records(mstats, "metadata")
     write_parquet(pa.Table.from_pylist(prows, schema=PRODUCTS_SCHEMA), wd.file("products.parquet"))
     corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in prows]
     write_parquet(pa.Table.from_pylist(corpus, schema=CORPUS_SCHEMA), wd.file("corpus.parquet"))
@@ -156,6 +170,23 @@ def run_ingest(
     }
     stage.done(stats)
     return stats
+
+
+def _require_records(stats: ReadStats, what: str) -> None:
+    """Stop at ingest when a file gave nothing, so later stages are not blamed (thresholds, no users)."""
+    if stats.records:
+        return
+    if not stats.lines:
+        raise EmptyInputError(
+            f"{stats.path}: the {what} file has no records (0 non-blank lines); "
+            "download it again or pick another --domain"
+        )
+    counted = ", ".join(f"{k}={n}" for k, n in sorted(stats.counts.items()) if n)
+    first = next((v[0] for v in stats.examples.values() if v), "")
+    raise EmptyInputError(
+        f"{stats.path}: none of its {stats.lines} lines is a usable {what} record "
+        f"({counted}; first: {first}); fix the file"
+    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -56,9 +56,14 @@ def test_reviews_counts_malformed_and_missing(tmp_path: Path, gz: bool) -> None:
     recs = list(iter_reviews(p, st))
     assert [r["user_id"] for r in recs] == ["U1", "U1", "U3"]
     assert recs[1]["title"] is None and recs[1]["asin"] is None
-    assert st.lines == 6 and st.records == 3 and st.malformed == 2 and st.skipped == 1
+    assert st.lines == 6 and st.records == 3
+    assert st.counts["malformed"] == 2 and st.counts["missing_required"] == 1 and st.dropped == 3
     assert st.missing["text"] == 1 and st.missing["title"] == 2 and st.missing["timestamp"] == 3
-    assert len(st.as_dict()["malformed_examples"]) == 2
+    assert st.as_dict()["examples"] == {
+        "malformed": [f"{p.name}:2: malformed line (Expecting property name enclosed in double quotes at "
+                      "column 2)", f"{p.name}:6: malformed line (expected a JSON object, got list)"],
+        "missing_required": [f"{p.name}:5: required field 'text' is missing"],
+    }  # fmt: skip
 
 
 def test_strict_raises_with_location(tmp_path: Path) -> None:
@@ -72,7 +77,8 @@ def test_meta_keeps_used_fields_and_joins(tmp_path: Path) -> None:
     st = ReadStats()
     meta = {m["parent_asin"]: m for m in iter_meta(p, st)}
     assert set(meta) == {"P1", "P2"} and "images" not in meta["P1"]
-    assert st.malformed == 1 and st.skipped == 1 and st.missing["details"] == 2  # P2 and the no-asin record
+    assert st.counts["malformed"] == 1 and st.counts["missing_required"] == 1
+    assert st.missing["details"] == 2  # P2 and the no-asin record
     rev = _write(tmp_path / "Video_Games.jsonl", REVIEWS)
     from collections import Counter
 
@@ -124,3 +130,76 @@ def test_hub_source_downloads_declared_files(tmp_path: Path, monkeypatch: pytest
 def test_unknown_source_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(amazon.SourceFileNotFoundError, match="neither 'hub'"):
         resolve_source(tmp_path / "nope")
+
+
+def _review(user: str, asin: str, text: str) -> str:
+    return json.dumps({"user_id": user, "parent_asin": asin, "text": text})
+
+
+def test_reviews_are_deduplicated_on_user_product_text(tmp_path: Path) -> None:
+    once = [_review("U1", "P1", "Same words."), _review("U1", "P2", "Same words."),  # other product: kept
+            _review("U2", "P1", "Same words."), _review("U1", "P1", "Other words.")]  # fmt: skip
+    p = _write(tmp_path / "Video_Games.jsonl", once + once)
+    st = ReadStats()
+    recs = list(iter_reviews(p, st))
+    assert [(r["user_id"], r["parent_asin"], r["text"]) for r in recs] == [
+        ("U1", "P1", "Same words."), ("U1", "P2", "Same words."), ("U2", "P1", "Same words."),
+        ("U1", "P1", "Other words."),
+    ]  # fmt: skip
+    assert st.counts["duplicate"] == 4 and st.lines == 8 == st.records + st.dropped
+    assert st.examples["duplicate"][0] == "Video_Games.jsonl:5: same user_id, parent_asin, text as line 1"
+    assert list(iter_reviews(p, ReadStats(), strict=True)) == recs  # a duplicate is not a bad line
+
+
+def test_ingest_of_a_doubled_file_equals_ingest_of_the_file(tmp_path: Path) -> None:
+    from builders.stages import run_ingest
+    from builders.workdir import read_parquet
+
+    lines = [_review(f"U{i % 3}", f"P{i % 5}", f"Review number {i}. It works.") for i in range(30)]
+    tables = {}
+    for name, content in (("once", lines), ("twice", lines + lines)):
+        (tmp_path / name).mkdir()
+        _write(tmp_path / name / "Video_Games.jsonl", content)
+        _write(tmp_path / name / "meta_Video_Games.jsonl", META)
+        stats = run_ingest(tmp_path / f"work_{name}", tmp_path / name)
+        tables[name] = read_parquet(tmp_path / f"work_{name}" / "video_games" / "reviews.parquet")
+        assert stats["reviews"] == 30 and stats["reviews_read"]["duplicate"] == len(content) - 30
+    assert tables["once"].equals(tables["twice"])
+
+
+def test_invalid_utf8_line_is_dropped_counted_and_located(tmp_path: Path) -> None:
+    p = tmp_path / "Video_Games.jsonl"
+    p.write_bytes(
+        f"{REVIEWS[0]}\n".encode() + b'{"user_id": "U9", "parent_asin": "P1", "text": "Bad \xff here."}\n'
+    )
+    st = ReadStats()
+    assert [r["user_id"] for r in iter_reviews(p, st)] == ["U1"]  # no U+FFFD sentence reaches a profile
+    assert st.counts["invalid_utf8"] == 1
+    assert st.examples["invalid_utf8"] == [
+        "Video_Games.jsonl:2: invalid UTF-8 at byte 52 (invalid start byte)"
+    ]
+    with pytest.raises(MalformedLineError, match=r"Video_Games\.jsonl:2: invalid UTF-8 .*without --strict"):
+        list(iter_reviews(p, ReadStats(), strict=True))
+
+
+def test_overlong_text_is_cut_at_a_sentence_end_and_counted(tmp_path: Path) -> None:
+    text = "A short sentence here. " * (amazon.MAX_TEXT_CHARS // 10)
+    p = _write(tmp_path / "Video_Games.jsonl", [_review("U1", "P1", text)])
+    st = ReadStats()
+    (rec,) = iter_reviews(p, st)
+    assert len(rec["text"]) <= amazon.MAX_TEXT_CHARS and rec["text"].endswith("here.")
+    assert st.counts["truncated"] == 1 and st.examples["truncated"][0].startswith(
+        "Video_Games.jsonl:1: text of"
+    )
+    assert amazon.truncate_text("x" * 30, 10) == "x" * 10  # no space at all: a hard cut
+    assert amazon.truncate_text("one two three four", 12) == "one two"  # no sentence end: whole words
+
+
+def test_wrong_typed_optional_field_reads_as_missing(tmp_path: Path) -> None:
+    line = json.dumps(
+        {"user_id": "U1", "parent_asin": "P1", "text": "Fine.", "rating": "five", "timestamp": True}
+    )
+    st = ReadStats()
+    (rec,) = iter_reviews(_write(tmp_path / "Video_Games.jsonl", [line]), st)
+    assert rec["rating"] is None and rec["timestamp"] is None and st.counts["wrong_type"] == 2
+    assert st.examples["wrong_type"][0] == "Video_Games.jsonl:1: field 'rating' is str, expected int or float"

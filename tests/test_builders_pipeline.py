@@ -32,7 +32,9 @@ def test_no_arguments_means_all_with_the_embedded_default() -> None:
 def test_summary_reports_counts_gates_and_skips() -> None:
     ok = DomainResult("video_games")
     ok.stats = {
-        "ingest": {"products": 10, "targets": 4, "reviews": 50},
+        "ingest": {"products": 10, "targets": 4, "reviews": 50,
+                   "reviews_read": {"lines": 53, "records": 50, "duplicate": 2, "invalid_utf8": 1, "truncated": 1},
+                   "meta_read": {"lines": 10, "records": 10, "malformed": 0}},
         "generate": {"gates": {"generated": 200, "kept": 150, "rejected_lexical": 50,
                                "products_without_valid_candidates": 1}},
         "pair": {"rows": 4, "counts": {"paired": 2, "error_pairs": 3, "fail_no_candidates": 1,
@@ -44,6 +46,44 @@ def test_summary_reports_counts_gates_and_skips() -> None:
     assert "4 rows = 2 syntactic pairs, 3 error pairs" in text
     assert "{'no_candidates': 1, 'one_user': 1}" in text and "lexical=50" in text
     assert "software (Software): skipped: no target products" in text
+    assert (
+        "input: reviews 53 lines -> 50 records (invalid_utf8=1, duplicate=2, truncated=1); meta 10 lines -> 10 records"
+        in text
+    )
+
+
+def test_no_progress_silences_the_bars_inside_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    import huggingface_hub.utils
+
+    from builders.nlp import load_spacy
+    from builders.parses import ParseCache, split_sentences
+    from builders.progress import progress_bars
+
+    nlp = load_spacy()
+    with progress_bars(False):
+        split_sentences(["Quiet please. Thanks."], nlp=nlp, cache=ParseCache(None))
+        assert huggingface_hub.utils.are_progress_bars_disabled()  # the libraries' own bars too
+    assert capsys.readouterr().err == ""
+    assert not huggingface_hub.utils.are_progress_bars_disabled()
+    split_sentences(["Now a bar. It shows."], nlp=nlp, cache=ParseCache(None))
+    assert "sentences" in capsys.readouterr().err
+
+
+def test_a_text_over_spacy_max_length_is_a_one_line_error_before_parsing() -> None:
+    from builders.parses import ParseCache, TextTooLongError, split_sentences
+
+    class TinyNlp:
+        def __init__(self) -> None:
+            self.meta = {"lang": "en", "name": "tiny", "version": "0"}
+            self.max_length = 10
+
+        def pipe(self, *_: object, **__: object) -> None:
+            raise AssertionError("must not parse")
+
+    with pytest.raises(
+        TextTooLongError, match=r"a text of 11 characters is over spaCy's max_length \(10\).*ingest --force"
+    ):
+        split_sentences(["x" * 11], nlp=TinyNlp(), cache=ParseCache(None))
 
 
 @pytest.mark.slow

@@ -10,6 +10,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from builders.cli._common import guarded
+from builders.progress import progress_bars
+
 SUBCOMMANDS: dict[str, str] = {
     "ingest": "builders.cli.ingest",
     "users": "builders.cli.users",
@@ -53,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv:
         argv = ["all"]  # the embedded default: build every domain of PQB_AMAZON_DIR that yields pairs
     args = parser.parse_args(argv)
-    return int(args._run(args) or 0)
+    with progress_bars(not getattr(args, "no_progress", False)):
+        return guarded(lambda: args._run(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

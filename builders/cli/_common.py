@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -14,6 +15,21 @@ def add_stage_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
     parser.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
     parser.add_argument("--force", action="store_true", help="rerun the stage even if it is up to date")
+    add_progress_argument(parser)
+
+
+def add_progress_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``: :func:`builders.cli.main` turns every progress bar off with it."""
+    parser.add_argument("--no-progress", action="store_true", help="draw no progress bars")
+
+
+def add_strict_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on the first bad input line (malformed, not UTF-8, required field missing, wrong type, "
+        "overlong text) instead of counting it",
+    )
 
 
 def add_link_argument(parser: argparse.ArgumentParser) -> None:
@@ -31,12 +47,16 @@ def report(name: str, stats: dict[str, Any]) -> None:
     print(json.dumps(stats, indent=1, sort_keys=True, default=str))
 
 
-def guarded(fn: Any) -> int:
-    """Run a stage call; a domain without enough data is a clear one-line error (exit 1), not a traceback."""
-    from builders.stages import InsufficientDataError
+def guarded(fn: Callable[[], int | None]) -> int:
+    """Run a command; a :class:`~builders.faults.BuildError` (bad input, bad invocation, missing
+    resource) becomes one line ``error: ...`` on stderr and the error's exit code, not a traceback.
+
+    ``pqb-build`` runs every subcommand through this; other exceptions are bugs and keep their traceback.
+    """
+    from builders.faults import BuildError
 
     try:
         return int(fn() or 0)
-    except InsufficientDataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except BuildError as exc:
+        print("error: " + " ".join(str(exc).split()), file=sys.stderr)
+        return exc.exit_code

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from builders.cli._common import add_progress_argument, add_strict_argument
 from builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
 from builders.cli.pair import add_pair_arguments, pair_config
 
@@ -42,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force", action="append", default=[], choices=("ingest", "users", "profiles", "errors", "generate", "pair"),
         help="rerun a stage even if up to date (repeatable); later stages rerun when their inputs change",
     )  # fmt: skip
-    parser.add_argument("--no-progress", action="store_true")
+    add_progress_argument(parser)
+    add_strict_argument(parser)
     add_filter_arguments(parser)
     add_pair_arguments(parser)
 
@@ -59,6 +61,6 @@ def run(args: argparse.Namespace) -> int:
     results = build(
         args.domain, source=args.source, work=Path(args.workdir),
         dataset_dir=Path(args.dataset) if args.dataset else None, config=config,
-        publish=not args.no_publish, force=args.force, progress=not args.no_progress,
+        publish=not args.no_publish, force=args.force, progress=not args.no_progress, strict=args.strict,
     )  # fmt: skip
     return 0 if any(r.rows for r in results) else 1

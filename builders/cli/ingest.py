@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from builders.cli._common import add_stage_arguments, report
+from builders.cli._common import add_stage_arguments, add_strict_argument, report
 
 HELP = "Read a category's reviews and metadata (local dir or the Hub) into the work directory."
 EPILOG = """examples:
@@ -21,20 +22,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="'hub', 'hub@<revision>' or a local directory (default: $PQB_AMAZON_DIR)",
     )
-    parser.add_argument("--strict", action="store_true", help="fail on the first malformed input line")
+    add_strict_argument(parser)
     parser.add_argument(
         "--category", default=None, help="override the category file stem (default from --domain)"
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    from builders.amazon import read_summary
     from builders.stages import run_ingest
 
     stats = run_ingest(
         args.workdir, args.source, args.domain, args.strict, category=args.category, force=args.force
     )
     report("ingest", stats)
-    read = [stats.get("reviews_read", {}), stats.get("meta_read", {})]
-    if any(r.get("malformed") for r in read):
-        print(f"warning: malformed lines skipped: {[r.get('malformed') for r in read]} (reviews, meta)")
+    for what in ("reviews_read", "meta_read"):
+        read = stats.get(what, {})
+        for where in (w for found in read.get("examples", {}).values() for w in found):
+            print(f"warning: {where}", file=sys.stderr)
+        print(f"{what.removesuffix('_read')}: {read_summary(read)}", file=sys.stderr)
     return 0

@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     from builders.workdir import WorkDir
 
     stats = run_pair(
-        WorkDir(args.workdir, args.domain), seed=args.seed, config=pair_config(args), force=args.force
-    )
+        WorkDir(args.workdir, args.domain), seed=args.seed, config=pair_config(args), force=args.force,
+        progress=not args.no_progress,
+    )  # fmt: skip
     report(f"pair {args.domain}", stats)
     return 0

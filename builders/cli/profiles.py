@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli._common import add_stage_arguments, guarded, report
+from builders.cli._common import add_stage_arguments, report
 
 HELP = (
     "Fit the rule vocabulary, SVD and encoder on profile sentences, then each user's rank-one+diag Gaussian."
@@ -39,17 +39,15 @@ def run(args: argparse.Namespace) -> int:
 
     ecfg = EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed)
 
-    def go() -> None:
-        stats = run_profiles(
-            args.workdir,
-            args.domain,
-            seed=args.seed,
-            encoder_config=ecfg,
-            threshold_kind=args.threshold,
-            threshold_q=args.threshold_q,
-            encoder_users=args.encoder_users,
-            force=args.force,
-        )
-        report("profiles", stats)
-
-    return guarded(go)
+    stats = run_profiles(
+        args.workdir,
+        args.domain,
+        seed=args.seed,
+        encoder_config=ecfg,
+        threshold_kind=args.threshold,
+        threshold_q=args.threshold_q,
+        encoder_users=args.encoder_users,
+        force=args.force,
+    )
+    report("profiles", stats)
+    return 0

@@ -1,0 +1,142 @@
+"""The message table: each bad input or bad invocation of ``pqb-build`` gives one ``error:`` line that
+names what is wrong, where (``file:line`` for input) and the fix, with exit code 1 (data) or 2 (usage),
+and never a traceback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from builders.amazon import MAX_TEXT_CHARS
+from builders.cli import main
+
+GOOD = json.dumps({"user_id": "U1", "parent_asin": "P1", "text": "Works well. Love it."}).encode()
+META = json.dumps({"parent_asin": "P1", "title": "Pad", "details": {"Brand": "Acme"}}).encode()
+NO_TEXT = json.dumps({"user_id": "U2", "parent_asin": "P1"}).encode()
+WRONG_TYPE = json.dumps({"user_id": "U2", "parent_asin": "P1", "text": "Fine.", "rating": "five"}).encode()
+LONG = json.dumps({"user_id": "U2", "parent_asin": "P1", "text": "Long. " * MAX_TEXT_CHARS}).encode()
+NOT_UTF8 = b'{"user_id": "U2", "parent_asin": "P1", "text": "caf\xe9"}'
+
+
+def _gz_cut(lines: list[bytes]) -> bytes:
+    packed = gzip.compress(b"\n".join(lines * 50) + b"\n", mtime=0)
+    return packed[: len(packed) // 2]
+
+
+# (id, argv after the subcommand's own options, reviews file name, its bytes, exit code, stderr fragments)
+CASES = [
+    ("truncated-gz", ["ingest"], "Video_Games.jsonl.gz", _gz_cut([GOOD, NO_TEXT]), 1,
+     ["Video_Games.jsonl.gz:", "truncated or corrupt: download it again"]),
+    ("empty-reviews", ["ingest"], "Video_Games.jsonl", b"", 1,
+     ["Video_Games.jsonl: the reviews file has no records (0 non-blank lines)", "pick another --domain"]),
+    ("empty-reviews-all", ["all"], "Video_Games.jsonl", b"\n\n", 1, ["the reviews file has no records"]),
+    ("all-bad-reviews", ["ingest"], "Video_Games.jsonl", b"{oops\n" + NO_TEXT, 1,
+     ["none of its 2 lines is a usable reviews record (malformed=1, missing_required=1; first: "
+      "Video_Games.jsonl:1: malformed line"]),
+    ("strict-malformed", ["ingest", "--strict"], "Video_Games.jsonl", GOOD + b"\n[1, 2]", 1,
+     ["Video_Games.jsonl:2: malformed line (expected a JSON object, got list)", "rerun without --strict"]),
+    ("strict-malformed-all", ["all", "--strict"], "Video_Games.jsonl", GOOD + b"\n{oops", 1,
+     ["Video_Games.jsonl:2: malformed line"]),
+    ("strict-utf8-all", ["all", "--strict"], "Video_Games.jsonl", GOOD + b"\n" + NOT_UTF8, 1,
+     ["Video_Games.jsonl:2: invalid UTF-8 at byte"]),
+    ("strict-required-all", ["all", "--strict"], "Video_Games.jsonl", GOOD + b"\n" + NO_TEXT, 1,
+     ["Video_Games.jsonl:2: required field 'text' is missing"]),
+    ("strict-wrong-type", ["ingest", "--strict"], "Video_Games.jsonl", WRONG_TYPE, 1,
+     ["Video_Games.jsonl:1: field 'rating' is str, expected int or float", "read the field as missing"]),
+    ("strict-overlong", ["ingest", "--strict"], "Video_Games.jsonl", LONG, 1,
+     [f"Video_Games.jsonl:1: text of {6 * MAX_TEXT_CHARS} characters is over the {MAX_TEXT_CHARS}-character cap"]),
+    ("lenient-counts", ["ingest"], "Video_Games.jsonl", b"\n".join([GOOD, b"{oops", NOT_UTF8, NO_TEXT, GOOD]), 0,
+     ["warning: Video_Games.jsonl:3: invalid UTF-8", "warning: Video_Games.jsonl:4: required field 'text'",
+      "reviews: 5 lines -> 1 records (malformed=1, invalid_utf8=1, missing_required=1, duplicate=1)"]),
+    ("hub-offline", ["ingest", "--source", "hub"], "Video_Games.jsonl", GOOD, 1,
+     ["cannot fetch raw/review_categories/Video_Games.jsonl from the Hub dataset",
+      "LocalEntryNotFoundError", "pass --source <dir>"]),
+    ("no-such-source", ["ingest", "--source", "{tmp}/nope"], "Video_Games.jsonl", GOOD, 2,
+     ["source '", "nope' is neither 'hub' nor an existing directory"]),
+    ("no-such-source-all", ["all", "--source", "{tmp}/nope"], "Video_Games.jsonl", GOOD, 2,
+     ["nope not found; pass --source <dir|hub> or set PQB_AMAZON_DIR"]),
+    ("no-category-file", ["ingest", "--domain", "software"], "Video_Games.jsonl", GOOD, 2,
+     ["no reviews file for category 'Software'", "pick another --domain"]),
+    ("stage-order", ["errors"], "Video_Games.jsonl", GOOD, 2,
+     ["sentences.parquet does not exist; run `pqb-build users --domain video_games` first"]),
+    ("unknown-option", ["all", "--bogus"], "Video_Games.jsonl", GOOD, 2, ["unrecognized arguments: --bogus"]),
+]  # fmt: skip
+
+
+def _argv(args: list[str], tmp: Path) -> list[str]:
+    args = [a.replace("{tmp}", str(tmp)) for a in args]
+    command, rest = args[0], args[1:]
+    if command not in {"ingest", "all"} or "--source" in rest:
+        return [command, "--workdir", str(tmp / "work"), *rest]
+    extra = ["--no-publish", "--dataset", str(tmp / "ds")] if command == "all" else []
+    return [
+        command,
+        "--source",
+        str(tmp / "src"),
+        "--workdir",
+        str(tmp / "work"),
+        *extra,
+        "--no-progress",
+        *rest,
+    ]
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse's usage errors
+        return int(exc.code or 0)
+
+
+@pytest.fixture
+def offline_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Hub as seen with no network (what ``hf_hub_download`` raises then), whatever the local cache."""
+    import huggingface_hub
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    def unreachable(**_: object) -> str:
+        raise LocalEntryNotFoundError("An error happened while trying to locate the file on the Hub. Check.")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", unreachable)
+
+
+@pytest.mark.parametrize(
+    ("argv", "name", "data", "code", "fragments"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+@pytest.mark.usefixtures("offline_hub")
+def test_message_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], name: str, data: bytes, code: int,
+    fragments: list[str],
+) -> None:  # fmt: skip
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / name).write_bytes(data)
+    (tmp_path / "src" / "meta_Video_Games.jsonl").write_bytes(META + b"\n")
+    rc = _run(_argv(argv, tmp_path))
+    err = capsys.readouterr().err
+    assert rc == code, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+    if code:
+        errors = [line for line in err.splitlines() if line.startswith(("error:", "pqb-build: error:"))]
+        assert len(errors) == 1 and err.rstrip().endswith(errors[0]), err
+
+
+def test_a_5mb_review_is_cut_and_the_users_stage_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's E088 abort: a 5 MB review now reaches spaCy cut to the cap and the stage completes."""
+    big = json.dumps(
+        {"user_id": "U1", "parent_asin": "P1", "text": "This is a sentence. " * 260_000}
+    ).encode()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "Video_Games.jsonl").write_bytes(big + b"\n" + GOOD + b"\n")
+    (tmp_path / "src" / "meta_Video_Games.jsonl").write_bytes(META + b"\n")
+    assert main(_argv(["ingest"], tmp_path)) == 0
+    assert "(truncated=1)" in capsys.readouterr().err
+    assert main(["users", "--workdir", str(tmp_path / "work"), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and '"sentences":' in out
