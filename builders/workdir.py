@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builders.faults import UsageError
 from pqb_dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
 
 TRACKED_LIBRARIES = (
@@ -42,6 +43,13 @@ def library_versions(names: Iterable[str] = TRACKED_LIBRARIES) -> dict[str, str]
             continue
     return out
 
+
+ARTIFACT_PRODUCERS = {
+    "products.parquet": "ingest", "corpus.parquet": "ingest", "reviews.parquet": "ingest",
+    "sentences.parquet": "users", "users.parquet": "users", "links.parquet": "users",
+    "syntax": "profiles", "errors": "errors", "candidates.parquet": "generate", "pairs.parquet": "pair",
+}  # fmt: skip
+"""First path component of a work-dir artifact → the ``pqb-build`` stage that writes it."""
 
 NUMERIC_ENV_VARS = (
     "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MKL_CBWR",
@@ -156,7 +164,19 @@ class WorkDir:
     def stage(
         self, name: str, inputs: Iterable[Path | str], config: Mapping[str, Any], outputs: Iterable[str]
     ) -> Stage:
-        return Stage(self, name, list(inputs), dict(config), list(outputs))
+        """The stage's bookkeeping; a missing artifact of an earlier stage is a usage error that names
+        the stage to run first (not a traceback from the first reader that trips on it)."""
+        inputs = list(inputs)
+        for p in inputs:
+            path = Path(p)
+            if self.path in path.parents and not path.exists():
+                rel = path.relative_to(self.path).as_posix()
+                producer = ARTIFACT_PRODUCERS.get(rel.split("/")[0], "the earlier stages")
+                raise UsageError(
+                    f"{self.domain}: {rel} is missing in {self.path}; run `pqb-build {producer} "
+                    f"--domain {self.domain} --workdir {self.root}` first (or `pqb-build all`)"
+                )
+        return Stage(self, name, inputs, dict(config), list(outputs))
 
     def save_manifest(self) -> None:
         atomic_write_json(self.manifest_path, self._manifest)

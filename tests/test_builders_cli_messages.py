@@ -62,6 +62,10 @@ CASES = [
      ["no reviews file for category 'Software'", "pick another --domain"]),
     ("stage-order", ["errors"], "Video_Games.jsonl", GOOD, 2,
      ["sentences.parquet does not exist; run `pqb-build users --domain video_games` first"]),
+    ("stage-order-profiles", ["profiles"], "Video_Games.jsonl", GOOD, 2,
+     ["sentences.parquet is missing in", "run `pqb-build users --domain video_games --workdir"]),
+    ("stage-order-users", ["users"], "Video_Games.jsonl", GOOD, 2,
+     ["reviews.parquet is missing in", "run `pqb-build ingest --domain video_games --workdir"]),
     ("unknown-option", ["all", "--bogus"], "Video_Games.jsonl", GOOD, 2, ["unrecognized arguments: --bogus"]),
 ]  # fmt: skip
 

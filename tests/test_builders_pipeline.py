@@ -29,6 +29,25 @@ def test_no_arguments_means_all_with_the_embedded_default() -> None:
     assert BuildConfig().link == "reviewers"  # the paper's setting stays the library default
 
 
+def test_options_without_a_subcommand_mean_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    from builders import cli
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(cli, "build_parser", lambda: _Recorder(seen))
+    with pytest.raises(SystemExit):
+        cli.main(["--no-progress", "--strict"])
+    assert seen == [["all", "--no-progress", "--strict"]]
+
+
+class _Recorder:
+    def __init__(self, seen: list[list[str]]) -> None:
+        self.seen = seen
+
+    def parse_args(self, argv: list[str]) -> None:
+        self.seen.append(list(argv))
+        raise SystemExit(0)
+
+
 def test_summary_reports_counts_gates_and_skips() -> None:
     ok = DomainResult("video_games")
     ok.stats = {

@@ -53,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if not argv:
-        argv = ["all"]  # the embedded default: build every domain of PQB_AMAZON_DIR that yields pairs
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        # the embedded default: build every domain of PQB_AMAZON_DIR that yields pairs (`pqb-build`,
+        # `pqb-build --no-progress`, `pqb-build --strict` all mean `pqb-build all ...`)
+        argv = ["all", *argv]
     args = parser.parse_args(argv)
     with progress_bars(not getattr(args, "no_progress", False)):
         return guarded(lambda: args._run(args))
