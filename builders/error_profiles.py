@@ -36,9 +36,9 @@ from builders.error_context import (
 )
 from builders.faults import UsageError
 from builders.mechanisms import classify
-from builders.progress import bar
 from builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb_dataset.io import atomic_write_json
+from pqb_dataset.progress import bar
 from pqb_dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS, words
 
 log = logging.getLogger(__name__)

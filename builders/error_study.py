@@ -34,9 +34,9 @@ import numpy as np
 from builders.error_context import doc_signatures
 from builders.error_profiles import ErrorProfiles, MissingInputError
 from builders.inject import ErrorInjector, derived_seed
-from builders.progress import bar
 from builders.workdir import WorkDir, read_parquet
 from pqb_dataset.io import atomic_write_json, atomic_write_text
+from pqb_dataset.progress import bar
 from pqb_dataset.schema import CHAR_MECHANISMS
 
 log = logging.getLogger(__name__)

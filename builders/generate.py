@@ -34,8 +34,8 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from builders.filters import FilterConfig, filter_candidates
-from builders.progress import bar
 from builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb_dataset.progress import bar
 
 CANDIDATES_FILE = "candidates.parquet"
 CANDIDATES_SCHEMA = pa.schema(

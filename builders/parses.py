@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 from builders.amazon import MAX_TEXT_CHARS
 from builders.faults import DataError
 from builders.nlp import load_spacy, spacy_model_id
-from builders.progress import bar
 from pqb_dataset import settings
 from pqb_dataset.io import stable_hash
+from pqb_dataset.progress import bar
 
 BATCH_SIZE = 256
 

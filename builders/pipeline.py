@@ -28,10 +28,10 @@ from typing import Any, TextIO
 from builders.amazon import SourceFileNotFoundError, read_summary
 from builders.filters import FilterConfig, semantic_available
 from builders.pairing import PairConfig
-from builders.progress import enabled as progress_enabled
-from builders.progress import progress_bars
 from builders.workdir import WorkDir
 from pqb_dataset import settings
+from pqb_dataset.progress import enabled as progress_enabled
+from pqb_dataset.progress import progress_bars
 from pqb_dataset.schema import category_from_domain, domain_from_category
 
 STAGES: tuple[str, ...] = ("ingest", "users", "profiles", "errors", "generate", "pair")

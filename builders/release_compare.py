@@ -28,9 +28,9 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from builders.mechanisms import OTHER, diff_edits
-from builders.progress import bar
 from pqb_dataset import settings
 from pqb_dataset.io import atomic_write_json, atomic_write_text
+from pqb_dataset.progress import bar
 from pqb_dataset.schema import CHAR_MECHANISMS, MECHANISMS, domain_from_category, term_spans, words
 
 ALL_LABELS = (*MECHANISMS, OTHER)

@@ -38,13 +38,13 @@ from harness.data import (
 )
 from harness.dataset_checks import check_task_dataset, violation_lines
 from harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
-from harness.progress import progress_bar
 from harness.ranking import ranks_from_lists, target_ranks
 from harness.retrievers.base import Corpus, Retriever, topk_stable
 from harness.run_cache import RankEntry, RunCache
 from harness.task_registry import TaskConfig
 from pqb_dataset import settings
 from pqb_dataset.io import stable_hash
+from pqb_dataset.progress import bar
 from pqb_dataset.schema import ValidationReport
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def load_tasks(
     loader = _CheckedLoader()
     loaded: dict[str, TaskData] = {}
     skipped: dict[str, str] = {}
-    for cfg in progress_bar(tasks, desc="loading tasks", unit="task"):
+    for cfg in bar(tasks, desc="loading tasks", unit="task", leave=False, dynamic_ncols=True):
         path = dataset_path or cfg.resolved_dataset_path()
         try:
             got = loader.load(cfg, path)
@@ -223,8 +223,12 @@ class Ranker:
             by_text.setdefault(t, []).append(tgt)
         chunk = max(1, min(1024, MAX_SCORE_CELLS // max(1, len(corpus))))
         out: dict[tuple[str, str], RankEntry] = {}
-        for start in progress_bar(
-            range(0, len(texts), chunk), desc=f"ranking ({len(corpus)} docs)", unit="chunk"
+        for start in bar(
+            range(0, len(texts), chunk),
+            desc=f"ranking ({len(corpus)} docs)",
+            unit="chunk",
+            leave=False,
+            dynamic_ncols=True,
         ):
             out.update(self._rank_chunk(corpus, texts[start : start + chunk], by_text))
         self.stats["queries_scored"] += len(texts)

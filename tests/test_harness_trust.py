@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
-from harness import progress
 from harness.cli import main
+from pqb_dataset import progress
 
 TASKS = "pqb_syntactic_video_games,pqb_error_video_games"
 
@@ -27,12 +27,6 @@ TASKS = "pqb_syntactic_video_games,pqb_error_video_games"
 @pytest.fixture(scope="module")
 def good(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_dataset(tmp_path_factory.mktemp("good"))
-
-
-@pytest.fixture(autouse=True)
-def _progress_back_on():
-    yield
-    progress.set_enabled(True)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -241,16 +235,23 @@ def test_pyserini_missing_names_the_extra(good, tmp_path, capsys, monkeypatch):
     assert_one_line_error(err, 'pip install "pqb[pyserini]"')
 
 
-def test_no_progress_silences_every_bar(good, tmp_path, capsys):
+def test_no_progress_silences_every_bar(good, tmp_path, capsys, monkeypatch):
     import datasets
 
+    from harness import evaluator
     from harness.retrievers.encoding import progress as encoder_progress
 
+    seen, real = [], evaluator.evaluate
+
+    def spy(*args, **kwargs):
+        bar_off = encoder_progress(range(3), desc="encoding").disable
+        seen.append((progress.enabled(), datasets.is_progress_bar_enabled(), bar_off))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluator, "evaluate", spy)
     assert main(base_args(good, tmp_path / "out", "--no-progress")) == 0
-    assert not progress.enabled()
-    assert progress.progress_bar(range(3), desc="x").disable
-    assert encoder_progress(range(3), desc="encoding").disable
-    assert not datasets.is_progress_bar_enabled()
+    assert seen == [(False, False, True)]  # during the run: ours, the encoders' and datasets' bars off
+    assert progress.enabled() and datasets.is_progress_bar_enabled()  # restored afterwards
     assert "ranking" not in capsys.readouterr().err
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from builders.cli._common import guarded
-from builders.progress import progress_bars
+from pqb_dataset.progress import progress_bars
 
 SUBCOMMANDS: dict[str, str] = {
     "ingest": "builders.cli.ingest",

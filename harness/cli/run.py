@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(getattr(logging, args.verbosity))
-    return _run(args)
+    from pqb_dataset.progress import progress_bars
+
+    with progress_bars(not args.no_progress):
+        return _run(args)
 
 
 def _previous(args: argparse.Namespace, wanted: list[str]) -> list[Any]:
@@ -145,7 +148,6 @@ def _tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness import progress
     from harness.evaluator import EvaluationOutput, evaluate, load_tasks
     from harness.registry import create_retriever, parse_model_args
     from harness.results import (
@@ -159,7 +161,6 @@ def _run(args: argparse.Namespace) -> int:
     from harness.resume import resume_inputs
 
     started, stamp = time.time(), timestamp()
-    progress.set_enabled(not args.no_progress)
     if args.bootstrap_iters == 0:
         print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])",
               file=sys.stderr)  # fmt: skip

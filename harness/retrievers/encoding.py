@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.errors import ModelArgsError, PQBHarnessError
-from harness.progress import enabled as progress_enabled
-from harness.progress import progress_bar
 from pqb_dataset import io as pqb_io
 from pqb_dataset import settings
+from pqb_dataset.progress import bar
+from pqb_dataset.progress import enabled as progress_enabled
 
 if TYPE_CHECKING:
     import torch
@@ -146,7 +146,7 @@ def length_sorted_batches(texts: Sequence[str], size: int) -> list[np.ndarray]:
 
 def progress(iterable: Iterable[Any], *, desc: str, total: int | None = None, disable: bool = False) -> Any:
     """A tqdm bar on stderr; silent when ``disable`` or when the run says ``--no-progress``."""
-    return progress_bar(iterable, desc=desc, total=total, disable=disable)
+    return bar(iterable, desc=desc, total=total, disable=disable, leave=False, dynamic_ncols=True)
 
 
 def document_strings(corpus: Corpus) -> list[str]:
