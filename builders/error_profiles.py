@@ -330,7 +330,9 @@ def run_errors(
             kwargs["extra_words"] = domain_vocabulary(((r["user_id"], r["text"]) for r in rows), prods)
         corrector = get_corrector(backend, **kwargs)
     # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
-    inputs = [workdir.path / n for n in ("sentences.parquet", "users.parquet", "products.parquet")]
+    # users.parquet and products.parquet are optional (see _read_inputs): declared only when present
+    optional = [workdir.path / n for n in ("users.parquet", "products.parquet")]
+    inputs = [workdir.path / "sentences.parquet", *(p for p in optional if p.is_file())]
     config = {
         "backend": corrector.backend_id,
         "seed": seed,
