@@ -14,7 +14,6 @@ import functools
 import hashlib
 import importlib.metadata
 import json
-import os
 import platform
 import time
 from collections.abc import Iterable, Mapping
@@ -26,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builders.faults import UsageError
+from pqb_dataset.environment import numeric_environment
 from pqb_dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
 
 TRACKED_LIBRARIES = (
@@ -50,46 +50,6 @@ ARTIFACT_PRODUCERS = {
     "syntax": "profiles", "errors": "errors", "candidates.parquet": "generate", "pairs.parquet": "pair",
 }  # fmt: skip
 """First path component of a work-dir artifact → the ``pqb-build`` stage that writes it."""
-
-NUMERIC_ENV_VARS = (
-    "OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MKL_CBWR",
-    "ATEN_CPU_CAPABILITY", "NPY_DISABLE_CPU_FEATURES",
-)  # fmt: skip
-
-
-def _cpu_model() -> str:
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return platform.processor()
-    return next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "")
-
-
-def numeric_environment() -> dict[str, Any]:
-    """What decides floating-point results on this machine: the BLAS/OpenMP libraries loaded now (via
-    threadpoolctl: library, version, kernel, threads), torch's CPU kernels if torch is loaded, the
-    CPU and the variables that steer them."""
-    import sys
-
-    from threadpoolctl import threadpool_info
-
-    libs = [
-        {k: info.get(k) for k in ("user_api", "internal_api", "version", "architecture", "num_threads")}
-        | {"library": Path(info.get("filepath", "")).name}
-        for info in threadpool_info()
-    ]
-    env: dict[str, Any] = {
-        "machine": platform.machine(),
-        "processor": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "threadpools": sorted(libs, key=lambda d: (str(d["user_api"]), d["library"])),
-        "variables": {k: os.environ[k] for k in NUMERIC_ENV_VARS if k in os.environ},
-    }
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        env["torch"] = {"cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                        "threads": torch.get_num_threads()}  # fmt: skip
-    return env
 
 
 def write_parquet(table: pa.Table, path: Path) -> None:

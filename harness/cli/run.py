@@ -159,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         write_results,
     )
     from harness.resume import resume_inputs
+    from pqb_dataset.environment import numeric_environment
 
     started, stamp = time.time(), timestamp()
     if args.bootstrap_iters == 0:
@@ -181,6 +182,7 @@ def _run(args: argparse.Namespace) -> int:
         "model": args.model, "model_args": model_args,
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": args.device,
         "batch_size": args.batch_size, "bootstrap": {"n_boot": args.bootstrap_iters, "seed": args.seed, "method": "paired percentile"},
+        "numeric_environment": numeric_environment(),
     }  # fmt: skip
 
     def results_of(output: EvaluationOutput) -> dict[str, Any]:
