@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from builders.gaussian import (
+    MIN_CALIBRATION,
     LowRankDiagGaussian,
     RankOneDiagGaussian,
-    MIN_CALIBRATION,
     audit,
     bhattacharyya,
     calibrated_threshold,
@@ -129,7 +129,7 @@ def test_audit_split_is_disjoint_from_calibration_split() -> None:
     assert (len(cal), len(aud)) == (7, 6)
     assert calibration_split(ids) == (cal, aud)  # deterministic
     # independent of order: the same sentences land on the same side when listed in reverse
-    rc, ra = calibration_split(ids[::-1])
+    rc, _ = calibration_split(ids[::-1])
     assert {ids[::-1][i] for i in rc} == {ids[i] for i in cal}
     assert calibration_split(["a", "b"])[0] and calibration_split(["a", "b"])[1]  # both sides from n = 2
 
