@@ -56,14 +56,16 @@ class Gaussian(Protocol):
 class PairConfig:
     """``distance``: ``sym_kl`` or ``bhattacharyya``. ``max_pairs_tried`` > 1 falls back to the next
     most distant pairs when the farthest one has no valid selection (1 = strictly the farthest pair).
-    ``audited_only``: only users whose Gaussian passed the audit (``audit["valid"]``: numerics,
-    calibration on the audit split, stability) are paired; a region the audit rejects would make the
-    "inside own, outside partner" selection meaningless."""
+    ``audited_only``: pair only users whose Gaussian passed the audit (``audit["valid"]``: numerics,
+    calibration on the audit split, stability). Off by default: users failing it are paired and
+    flagged (``audit_valid`` in ``<d>-users``), and the card reports how many pairs have both users
+    passing; on the small slice the audit passes few users, and pairing only those leaves a handful
+    of pairs (the card and the stage stats say which rule was applied)."""
 
     distance: str = "sym_kl"
     max_pairs_tried: int = 1
     inject_errors: bool = True
-    audited_only: bool = True
+    audited_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
