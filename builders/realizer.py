@@ -155,7 +155,11 @@ class Realization:
 
 
 def _article(phrase: str) -> str:
-    return "an" if phrase[:1].lower() in "aeiou" else "a"
+    """ "a"/"an" by the first letter, except the vowel letters read as a consonant ("a one", "a USB")."""
+    low = phrase.lower()
+    if low.startswith(("one", "uni", "use", "usb", "eu")):
+        return "a"
+    return "an" if low[:1] in "aeiou" else "a"
 
 
 def _fill(template: str, value: str) -> str:

@@ -81,6 +81,11 @@ def test_hundreds_of_distinct_skeletons() -> None:
     assert skeleton("I want a Black Olimoxi pad.", ["black", "Olimoxi"]) == "i want a <T> <T> pad."
 
 
+def test_articles_agree() -> None:
+    cands = RealizerGenerator().generate(SPEC, n=300, seed=4)
+    assert not [c.text for c in cands if re.search(r"\ban (one|usb)\b|\ba (?!one|uni|use|usb|eu)[aeiou]", c.text, re.I)]
+
+
 def test_same_seed_same_candidates_and_different_seed_differs() -> None:
     gen = RealizerGenerator()
     a = gen.generate(SPEC, 50, seed=1)
