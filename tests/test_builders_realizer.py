@@ -83,7 +83,11 @@ def test_hundreds_of_distinct_skeletons() -> None:
 
 def test_articles_agree() -> None:
     cands = RealizerGenerator().generate(SPEC, n=300, seed=4)
-    assert not [c.text for c in cands if re.search(r"\ban (one|usb)\b|\ba (?!one|uni|use|usb|eu)[aeiou]", c.text, re.I)]
+    assert not [
+        c.text
+        for c in cands
+        if re.search(r"\ban (one|usb)\b|\ba (?!one|uni|use|usb|eu)[aeiou]", c.text, re.I)
+    ]
 
 
 def test_same_seed_same_candidates_and_different_seed_differs() -> None:
