@@ -186,8 +186,11 @@ def _method_section(workdirs: Sequence[WorkDir]) -> str:
         link = _find_config_value(wd, "link") or _find_config_value(wd, "link_mode") or "reviewers"
         pair = wd.manifest.get("stages", {}).get("pair", {}).get("config", {})
         how = {
-            "realizer": "the offline **grammar-based realizer** (`builders.generate.RealizerGenerator`, ~27 "
-            "syntactic frames over the 5 core attributes; no language model was used)",
+            "realizer": "the offline **compositional realizer** (`builders.realizer`: request openers x each "
+            "attribute's syntactic role (premodifier, prepositional phrase, relative clause, coordination, "
+            "separate sentence, question, head noun) x connectives and ordering, with casing, punctuation "
+            "and contraction habits drawn per candidate at the rates of the domain's reviews; no language "
+            "model was used)",
             "llm": f"the causal LM `{gen.get('generator', {}).get('model', '?')}` (seeded sampling)",
             "openai": f"the OpenAI-compatible endpoint model `{gen.get('generator', {}).get('model', '?')}`",
         }.get(str(backend), str(backend))
@@ -203,6 +206,61 @@ def _method_section(workdirs: Sequence[WorkDir]) -> str:
             f"per product, filtered by {json.dumps(gen.get('filters', {}), sort_keys=True)}.",
             f"  Users: {link_txt}. Pair distance: `{pair.get('distance', '?')}`; pairs tried per product: "
             f"{pair.get('max_pairs_tried', '?')}; seed {pair.get('seed', '?')}.",
+        ]
+    return "\n".join(lines)
+
+
+def query_skeletons(dataset_dir: Path, domain: str) -> tuple[int, int]:
+    """(distinct skeletons, queries) over a domain's clean queries, core terms masked
+    (:func:`builders.realizer.skeleton`), from the rows file itself."""
+    from builders.realizer import skeleton
+
+    rows = _table(dataset_dir, domain)
+    if rows is None:
+        return 0, 0
+    data = rows.select(["query", "core_terms"]).to_pylist()
+    return len({skeleton(r["query"], r["core_terms"]) for r in data}), len(data)
+
+
+def _audited_pairs(dataset_dir: Path, domain: str) -> str:
+    """How many of a domain's pairs have both users passing the audit, from the rows and users files."""
+    rows, users = _table(dataset_dir, domain), _table(dataset_dir, f"{domain}-users")
+    if rows is None or users is None:
+        return "no rows"
+    valid = {u["user_id"] for u in users.select(["user_id", "audit_valid"]).to_pylist() if u["audit_valid"]}
+    pairs: dict[str, list[bool]] = {}
+    for r in rows.select(["pair_id", "user_id"]).to_pylist():
+        pairs.setdefault(r["pair_id"], []).append(r["user_id"] in valid)
+    both = sum(all(v) for v in pairs.values())
+    flagged = sum(not ok for v in pairs.values() for ok in v)
+    return f"{both} of {len(pairs)} pairs have both users passing; {flagged} of {len(rows)} rows come from a flagged user"
+
+
+def _syntactic_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
+    """Per domain: distinct skeletons of the selected queries, the threshold rule, the audit pass rate,
+    and whether users failing the audit were paired."""
+    lines = []
+    for wd in sorted(workdirs, key=lambda w: w.domain):
+        st = wd.manifest.get("stages", {})
+        prof, pair = st.get("profiles", {}).get("stats", {}), st.get("pair", {})
+        n_skel, n_q = query_skeletons(dataset_dir, wd.domain)
+        n_g, n_valid = prof.get("gaussians", 0), prof.get("valid_gaussians", 0)
+        audited_only = pair.get("config", {}).get("audited_only", False)
+        excluded = pair.get("stats", {}).get("users_failing_audit_excluded", 0)
+        lines += [
+            f"- **{wd.domain}**: the {n_q} selected queries use **{n_skel} distinct skeletons** (query "
+            "lower-cased with its 5 core terms masked).",
+            f"  Threshold rule: {prof.get('threshold_rule', '?')}; users per rule: "
+            f"{json.dumps(prof.get('threshold_rules_used', {}), sort_keys=True)}.",
+            f"  Audit (numerics, calibration on the audit split, stability): **{n_valid} of {n_g} Gaussians "
+            f"pass ({100 * n_valid / max(n_g, 1):.1f}%)**; per check: "
+            f"{json.dumps(prof.get('audit_pass', {}), sort_keys=True)}. "
+            + (
+                f"Users whose Gaussian fails the audit are **not paired** ({excluded} users excluded)."
+                if audited_only
+                else "Users whose Gaussian fails the audit **are paired and flagged** (`audit_valid = false` "
+                f"in `{wd.domain}-users`): {_audited_pairs(dataset_dir, wd.domain)}."
+            ),
         ]
     return "\n".join(lines)
 
@@ -290,6 +348,10 @@ def render_card(
             "",
             _method_section(workdirs) or "- (no build information recorded)",
             "",
+            "## Syntactic pairs: realizations, acceptance thresholds, audit",
+            "",
+            _syntactic_section(dataset_dir, workdirs) or "- (no build information recorded)",
+            "",
             "Per target product: the user pair with the largest distance between their syntactic Gaussians "
             "(rank-one + diagonal, 16-d) is chosen; each user gets the candidate with the highest own "
             "log-density that lies inside the user's acceptance region (D² ≤ own threshold) and outside the "
@@ -311,9 +373,10 @@ def render_card(
             "is a small real slice (`amazon2023-mini`): ~20 sentences per user instead of the paper's 50, "
             "so acceptance thresholds are configuration (see the build config) and counts are far below "
             "the paper's (Baby 696, Musical 1,315, Video Games 4,505 query instances).",
-            "- Queries from the grammar realizer are template-like; they differ in structure by "
-            "construction but are less natural than LLM output. The LLM back-end exists "
-            "(`pqb-build generate --backend llm --generator-model <id or path>`).",
+            "- Realizer queries are composed from a hand-written grammar: varied (see the skeleton count) but "
+            "not model-written. The LLM back-end (`pqb-build generate --backend llm --generator-model <id or "
+            "path>`) runs end to end (tested with the offline SmolLM2-135M stand-in, which is too small to "
+            "be used for a release).",
             "- With link=any, a row's user did not review its target product; the syntactic and error "
             "profiles are still that real user's.",
             "",

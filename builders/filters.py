@@ -24,7 +24,7 @@ import numpy as np
 from pqb_dataset.schema import count_term
 
 if TYPE_CHECKING:
-    from builders.generate import Candidate, ProductSpec
+    from builders.candidate import Candidate, ProductSpec
 
 GATES: tuple[str, ...] = ("empty", "lexical", "length", "duplicate", "semantic")
 _WORD = re.compile(r"\S+")

@@ -196,10 +196,62 @@ def chi2_threshold(q: float = 0.95, dim: int = 16) -> float:
     return float(stats.chi2.ppf(q, dim))
 
 
-def empirical_quantile(values: np.ndarray, q: float) -> float:
-    """The sorted value at index ⌊q·(n−1)⌋ (the authors' rule; no interpolation)."""
+MIN_CALIBRATION = 20
+"""Calibration sentences a user needs for the threshold to be their own 95% quantile alone: with n >= 20
+= 1/(1 - 0.95) at least one calibration D² is expected above the true quantile, so the estimate is an
+interpolation between observed values rather than an extrapolation past the largest one."""
+
+
+def interpolated_quantile(values: np.ndarray, q: float) -> float:
+    """The linearly interpolated sample quantile (Hyndman & Fan type 7, numpy's default): h = (n−1)q,
+    x₍⌊h⌋₎ + (h − ⌊h⌋)(x₍⌊h⌋+1₎ − x₍⌊h⌋₎). At n = 2 and q = 0.95 it is 95% of the way from the smaller
+    value to the larger; the old order statistic x₍⌊0.95(n−1)⌋₎ was the smaller one."""
     v = np.sort(np.asarray(values, dtype=np.float64))
-    return float(v[int(np.floor(q * (len(v) - 1)))]) if len(v) else float("nan")
+    if not len(v):
+        return float("nan")
+    h = (len(v) - 1) * q
+    lo = int(np.floor(h))
+    hi = min(lo + 1, len(v) - 1)
+    return float(v[lo] + (h - lo) * (v[hi] - v[lo]))
+
+
+def calibrated_threshold(
+    d2_calibration: np.ndarray, q: float = 0.95, dim: int = 16, n_min: int = MIN_CALIBRATION
+) -> tuple[float, str]:
+    """A user's acceptance threshold from their calibration D² values, and the rule that applied.
+
+    * n >= ``n_min``: the interpolated ``q`` quantile (``"calibrated"``);
+    * 2 <= n < ``n_min``: shrunk toward the model's own bound, w·q̂ + (1 − w)·χ²_dim(q) with w = n/n_min
+      (``"shrunk"``): a handful of values cannot locate a 95% quantile, so the estimate counts in
+      proportion to the evidence, and at n = 2 it is mostly the χ² bound;
+    * n < 2: χ²_dim(q) alone (``"chi2_fallback"``): nothing to interpolate.
+    """
+    chi = chi2_threshold(q, dim)
+    n = len(d2_calibration)
+    if n < 2:
+        return chi, "chi2_fallback"
+    qhat = interpolated_quantile(d2_calibration, q)
+    if n >= n_min:
+        return qhat, "calibrated"
+    w = n / n_min
+    return w * qhat + (1 - w) * chi, "shrunk"
+
+
+def calibration_split(
+    sentence_ids: Sequence[str], salt: str = "pqb_calibration_v1|"
+) -> tuple[list[int], list[int]]:
+    """Disjoint (calibration, audit) index lists over a user's held-out sentences.
+
+    The sentences are ordered by a salted SHA-1 of their id and dealt alternately, calibration first:
+    both sides are non-empty from 2 sentences on, the split does not depend on file order, and the
+    audit never sees a sentence the threshold was computed from.
+    """
+    import hashlib
+
+    order = sorted(
+        range(len(sentence_ids)), key=lambda i: hashlib.sha1(f"{salt}{sentence_ids[i]}".encode()).hexdigest()
+    )
+    return sorted(order[0::2]), sorted(order[1::2])
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -215,12 +267,20 @@ def audit(
     heldout: np.ndarray,
     *,
     threshold: float,
+    stability: np.ndarray | None = None,
     n_subsamples: int = 20,
     frac: float = 0.8,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """A1 numerics, A2 calibration, A3 stability (20 refits on 80% subsamples; Spearman and agreement)."""
-    d2 = g.mahalanobis2(heldout)
+    """A1 numerics, A2 calibration, A3 stability (20 refits on 80% subsamples; Spearman and agreement).
+
+    ``heldout`` is the audit split: A2 asks whether the threshold, computed elsewhere, holds ≥ 80% of
+    these sentences and their median. A3 is about the fit, not the threshold's calibration, so it ranks
+    ``stability`` (default ``heldout``; the stage passes every held-out sentence) under the refits.
+    """
+    d2 = g.mahalanobis2(heldout) if len(heldout) else np.zeros(0)
+    stability = heldout if stability is None else stability
+    d2_stab = g.mahalanobis2(stability) if len(stability) else np.zeros(0)
     ld = g.logdet()
     a1 = bool(np.all(g.lams > 0) and np.all(g.sigma2 > 0) and np.isfinite(ld) and np.all(np.isfinite(d2)))
     inside = float(np.mean(d2 <= threshold)) if len(d2) else float("nan")
@@ -237,13 +297,14 @@ def audit(
     )
     rhos, agree, ok = [], [], 0
     for sub in subs:
-        d2s = sub.mahalanobis2(heldout)
+        d2s = sub.mahalanobis2(stability) if len(stability) else np.zeros(0)
         if not np.all(np.isfinite(d2s)):
             continue
         ok += 1
-        agree.append(float(np.mean((d2s <= threshold) == (d2 <= threshold))))
-        if len(d2) >= 3 and np.ptp(d2) > 0 and np.ptp(d2s) > 0:
-            rhos.append(spearman(d2, d2s))
+        if len(d2_stab):
+            agree.append(float(np.mean((d2s <= threshold) == (d2_stab <= threshold))))
+        if len(d2_stab) >= 3 and np.ptp(d2_stab) > 0 and np.ptp(d2s) > 0:
+            rhos.append(spearman(d2_stab, d2s))
     success = ok / n_subsamples
     med_rho = float(np.median(rhos)) if rhos else float("nan")
     med_agree = float(np.median(agree)) if agree else float("nan")
@@ -255,8 +316,8 @@ def audit(
         "valid": a1 and a2 and a3,
         "heldout_frac_inside": inside,
         "heldout_median_d2": med,
-        "heldout_q50": empirical_quantile(d2, 0.5),
-        "heldout_q95": empirical_quantile(d2, 0.95),
+        "heldout_q50": interpolated_quantile(d2, 0.5),
+        "heldout_q95": interpolated_quantile(d2, 0.95),
         "fit_success_rate": success,
         "median_spearman": med_rho,
         "median_agreement": med_agree,
@@ -273,7 +334,8 @@ AUDIT_COLUMNS = (
     ("valid", pa.bool_()), ("heldout_frac_inside", pa.float64()), ("heldout_median_d2", pa.float64()),
     ("heldout_q50", pa.float64()), ("heldout_q95", pa.float64()), ("fit_success_rate", pa.float64()),
     ("median_spearman", pa.float64()), ("median_agreement", pa.float64()), ("logdet", pa.float64()),
-    ("n_profile", pa.int64()), ("n_heldout", pa.int64()),
+    ("n_profile", pa.int64()), ("n_heldout", pa.int64()), ("n_calibration", pa.int64()),
+    ("n_audit", pa.int64()),
 )  # fmt: skip
 GAUSSIANS_SCHEMA = pa.schema(
     [("user_id", pa.string()), ("mu", pa.list_(pa.float64())), ("v", pa.list_(pa.float64())),

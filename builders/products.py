@@ -5,16 +5,20 @@ lexical filter, error protection, dataset rows); the authors used two that disag
 
 Core-term priority (our choice, documented because generation quality depends on it):
 
-1. the brand (``details.Brand``, else ``store``, else ``details.Manufacturer``);
+1. the brand (``details.Brand``, else ``store``, else ``details.Manufacturer``), never comma-split;
 2. informative ``details`` keys in :data:`DETAIL_PRIORITY` order (colour, material, platform, ...);
 3. any other ``details`` string value, in record order, except :data:`BOILERPLATE_KEYS`
    (ranks, dates, model numbers, dimensions, policies: not things a shopper types);
-4. ``features`` whose first comma segment is a short phrase, in record order.
+4. features: a short keyed line ("Genre: Sports") is the attribute it names, with the key stripped;
+   any other feature whose first comma segment is a short phrase is ``Feature i``.
 
-Every candidate passes the filters of spec §3.2 (≤200 chars raw, comma → first segment, no digits,
-≤3 words, not yes/no/true/false, has an ASCII letter, no CJK), then values are de-duplicated
-case-insensitively (first wins). The first :data:`N_CORE_TERMS` survivors are the core terms; a
-product with fewer usable attributes is not a target.
+Values are normalised (:func:`clean_attribute_value`): parentheticals dropped, the first comma segment
+is the one value, no digits, <=3 words, not yes/no/placeholder, an ASCII letter, no CJK, >=2 letters
+(2-letter values only when a known acronym). One value per attribute (:data:`KEY_ALIASES` name the same
+attribute across sources; first source wins); two different age ratings in one record cancel each
+other (:func:`_candidates`). A value is used only if the document text contains it
+(:func:`usable_attributes`), and values are de-duplicated case-insensitively. The first
+:data:`N_CORE_TERMS` survivors are the core terms; a product with fewer is not a target.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -67,6 +72,8 @@ BAD_VALUES = frozenset(
         "not applicable",
         "does not apply",
         "other",
+        "one color",
+        "one size",
     }
 )
 _DIGIT = re.compile(r"\d")
@@ -97,8 +104,39 @@ _BOILERPLATE = re.compile(
 """Marketing boilerplate: a description sentence matching it is dropped."""
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
 ACRONYMS = frozenset(
-    {"USB", "HDMI", "LED", "PC", "PS4", "PS5", "TV", "RGB", "AC", "DC", "DVD", "CD", "HD", "VR"}
+    {
+        "USB",
+        "HDMI",
+        "LED",
+        "PC",
+        "PS4",
+        "PS5",
+        "TV",
+        "RGB",
+        "AC",
+        "DC",
+        "DVD",
+        "CD",
+        "HD",
+        "VR",
+        "RF",
+        "UK",
+        "US",
+    }
 )
+"""Upper-case words kept upper-case in title-cased slogans; also the 2-letter values that are real terms."""
+_PAREN = re.compile(r"\([^()]*\)?")
+_SEGMENT = re.compile(r"\s*[,;]\s*")
+_LEGAL_SUFFIX = re.compile(r"(?:,\s*|\s+)(?:inc|llc|ltd|co|corp|corporation|gmbh|limited)\.?$", re.I)
+_KEYED = re.compile(r"^([A-Za-z][A-Za-z /&()-]*?)\s*:\s+(\S.*)$")
+RATING_KEY = "rated"
+"""Canonical key of the age rating, the one attribute whose sources are checked against each other."""
+KEY_ALIASES: dict[str, str] = {
+    "esrb rating": RATING_KEY, "esrb": RATING_KEY, "rating": RATING_KEY, "age rating": RATING_KEY,
+    "platform": "hardware platform", "colour": "color", "manufacturer": "brand",
+}  # fmt: skip
+"""Names of one attribute across ``details`` keys and keyed features ("Platform: ..." = Hardware Platform).
+``Manufacturer`` counts as the brand when the record has a brand: two company names are one attribute."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -194,8 +232,31 @@ def brand_of(meta: Mapping[str, Any]) -> str:
     return ""
 
 
+def _detail_lines(d: Mapping[str, Any]) -> list[str]:
+    """``key: value`` lines for the informative ``details`` fields, in record order.
+
+    The brand, dimensions and weight have their own lines; :data:`BOILERPLATE_KEYS` (ranks, dates,
+    identifiers, policies) carry nothing a shopper searches for. Without these lines 38% of core terms
+    (most colours, ratings, styles, item types) never occurred in the document they were chosen from.
+    """
+    skip = BOILERPLATE_KEYS | {"brand"}
+    out = []
+    for k, v in d.items():
+        if not isinstance(v, str) or str(k).lower() in skip or not _ASCII_LETTER.search(str(k)):
+            continue
+        value = clean_text(v)
+        if value:
+            out.append(f"{clean_text(k).lower()}: {value}")
+    return out
+
+
 def document_text(meta: Mapping[str, Any]) -> str:
-    """The retrieval document of spec §2.1: ``product:``/``brand:``/... lines; empty fields omitted."""
+    """The retrieval document: ``product:``/``brand:``/``category:``/details/description/features lines.
+
+    Every source a core term can come from (brand, ``details``, features) is in the text, so a core
+    term is always something the target's document says (:func:`usable_attributes` checks it).
+    Empty fields are omitted.
+    """
     title = clean_text(meta.get("title"))
     d = _details(meta)
     lines = [f"product: {title}"] if title else []
@@ -212,6 +273,7 @@ def document_text(meta: Mapping[str, Any]) -> str:
         lines.append(f"dimensions: {dims}")
     if weight:
         lines.append(f"weight: {weight}")
+    lines += _detail_lines(d)
     numbers = set(re.findall(r"\d+(?:\.\d+)?", f"{dims} {weight}")) - {"0", "1"}
     desc = clean_description(meta.get("description"), title, numbers)
     if desc:
@@ -232,10 +294,17 @@ def document_text(meta: Mapping[str, Any]) -> str:
 
 
 def clean_attribute_value(raw: Any) -> str | None:
-    """Apply the spec §3.2 filters to one raw value; the usable term, or ``None``."""
+    """Apply the value rules to one raw value; the usable term, or ``None``.
+
+    Parentheticals go first ("Polycarbonate (PC), rubber" would otherwise leave "Polycarbonate (PC");
+    then the first ``,``/``;`` segment is the one value; no digits, at most 3 words, not a yes/no or
+    placeholder word, an ASCII letter, and at least 2 letters (a 2-letter value only when it is a known
+    acronym: "PC", "RF" are terms people type; "B", "ZD" are variant codes).
+    """
     if not isinstance(raw, str) or len(raw) > 200:
         return None
-    value = clean_text(raw).split(",")[0].strip(" .;:-_/\"'()[]#&+%")
+    value = _PAREN.sub(" ", clean_text(raw))
+    value = _SEGMENT.split(value)[0].strip(" .;:-_/\"'()[]#&+%")
     value = _SPACE.sub(" ", value)
     if not value or _DIGIT.search(value) or _CJK.search(raw):
         return None
@@ -243,41 +312,117 @@ def clean_attribute_value(raw: Any) -> str | None:
         return None
     if not _ASCII_LETTER.search(value) or not words(value):
         return None
+    letters = sum(c.isalpha() for c in value)
+    if letters < 2 or (len(value) <= 2 and value.upper() not in ACRONYMS):
+        return None
     return value
 
 
-def _candidates(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def brand_value(meta: Mapping[str, Any]) -> str | None:
+    """The brand as one attribute value: never comma-split, legal-form suffixes removed.
+
+    A comma inside a company name ("Olisen ... Electronic Co.,Ltd", "Mad Catz, Inc.") is part of the
+    name; splitting it is how a fragment became a core term. What remains must pass
+    :func:`clean_attribute_value` unsplit (a brand that still contains a comma is not used).
+    """
+    brand = brand_of(meta)
+    prev = None
+    while prev != brand:
+        prev, brand = brand, _LEGAL_SUFFIX.sub("", brand).strip(" ,.")
+    if not brand or "," in brand:
+        return None
+    return clean_attribute_value(brand)
+
+
+def split_keyed(text: str) -> tuple[str, str] | None:
+    """``"Platform: Nintendo GameCube"`` -> ``("Platform", "Nintendo GameCube")``; else ``None``.
+
+    Only short specification lines are key/value pairs (key and value at most 3 words each, the line at
+    most 60 characters): a marketing heading ("Set the Perfect Mood: Choose from game, music ...") is not.
+    """
+    m = _KEYED.match(clean_text(text))
+    if not m or len(m.group(0)) > 60:
+        return None
+    key, value = m.group(1).strip(), m.group(2).strip()
+    if len(key.split()) > 3 or len(_SEGMENT.split(value)[0].split()) > 3:
+        return None
+    return key, value
+
+
+def canonical_key(name: str) -> str:
+    """One name per attribute across sources ("ESRB Rating" and "Rated" are the same attribute)."""
+    low = " ".join(name.lower().split())
+    return KEY_ALIASES.get(low, low)
+
+
+def _candidates(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> list[tuple[str, str]]:
+    """(attribute name, cleaned value) from the brand, ``details`` and features, one value per attribute.
+
+    Order: the brand, :data:`DETAIL_PRIORITY` keys, other ``details`` strings, then features (a keyed
+    feature "Genre: Sports" is the attribute ``Genre``; an unkeyed one is ``Feature i``). The first
+    source of an attribute wins, except for the age rating (:data:`RATING_KEY`): when the record states
+    two different ratings (``details.Rated`` "Mature" beside a feature "ESRB Rating: Everyone"), the
+    record contradicts itself and neither is used: a core term must be a fact about the product.
+    """
+    stats = stats if stats is not None else Counter()
     d = _details(meta)
-    out: list[tuple[str, Any]] = [("Brand", brand_of(meta))]
+    raw: list[tuple[str, Any]] = []
     by_lower = {str(k).lower(): k for k in d}
     used = {"brand"}
     for key in DETAIL_PRIORITY:
         real = by_lower.get(key.lower())
         if real is not None:
-            out.append((str(real), d[real]))
+            raw.append((str(real), d[real]))
             used.add(key.lower())
     for k, v in d.items():
         kl = str(k).lower()
         if kl not in used and kl not in BOILERPLATE_KEYS and isinstance(v, str):
-            out.append((str(k), v))
+            raw.append((str(k), v))
     for i, f in enumerate(_str_list(meta.get("features")), 1):
-        out.append((f"Feature {i}", f))
+        keyed = split_keyed(f)
+        raw.append(keyed if keyed else (f"Feature {i}", f))
+    brand = brand_value(meta)
+    out: list[tuple[str, str]] = [("Brand", brand)] if brand else []
+    seen = {"brand"}
+    ratings: set[str] = set()
+    for name, value in raw:
+        if not _ASCII_LETTER.search(name) or not isinstance(value, str):
+            continue
+        keyed = split_keyed(value)
+        if keyed and canonical_key(keyed[0]) == canonical_key(name):
+            value = keyed[1]  # "Platform: Nintendo GameCube" stored under the Platform key itself
+        key = canonical_key(name)
+        cleaned = clean_attribute_value(value)
+        if key == RATING_KEY and cleaned:
+            ratings.add(cleaned.lower())
+        if key in seen or cleaned is None:
+            continue
+        seen.add(key)
+        out.append((name, cleaned))
+    if len(ratings) > 1:
+        stats["rating_conflict"] += 1
+        out = [(n, v) for n, v in out if canonical_key(n) != RATING_KEY]
     return out
 
 
-def usable_attributes(meta: Mapping[str, Any]) -> list[Attribute]:
-    """Every usable attribute of the product, in priority order, values de-duplicated case-insensitively.
+def usable_attributes(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> list[Attribute]:
+    """Every usable attribute of the product, in priority order, each a value its document contains.
 
+    A value the document text does not contain is skipped (``stats["not_in_document"]``): the query is
+    built from the core terms, and a term the target never states measures nothing about retrieval.
     A value nested in an earlier one, or containing it, as a whole-word phrase ("Sony" beside "Sony
-    Computer Entertainment") is skipped: no query could then hold each core term exactly once, the
+    Computer Entertainment") is skipped too: no query could then hold each core term exactly once, the
     lexical-validity rule (:func:`pqb_dataset.schema.count_term` decides what "contains" means).
+    Values equal case-insensitively are duplicates (first wins).
     """
+    stats = stats if stats is not None else Counter()
+    doc = document_text(meta)
     out: list[Attribute] = []
-    for name, raw in _candidates(meta):
-        if not _ASCII_LETTER.search(name):
+    for name, value in _candidates(meta, stats):
+        if any(count_term(value, a.value) or count_term(a.value, value) for a in out):
             continue
-        value = clean_attribute_value(raw)
-        if value is None or any(count_term(value, a.value) or count_term(a.value, value) for a in out):
+        if not count_term(doc, value):
+            stats["not_in_document"] += 1
             continue
         out.append(Attribute(name, value))
     return out

@@ -32,6 +32,7 @@ from pqb_dataset.schema import (
     USERS_SCHEMA,
     config_kind,
     config_name,
+    count_term,
     query_id,
     validate_table,
 )
@@ -144,6 +145,7 @@ def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
                 "sigma2": [float(x) for x in g.sigma2],
                 "threshold": float(g.threshold),
                 "threshold_kind": str(g.threshold_kind),
+                "audit_valid": bool(g.audit.get("valid")),
                 "n_sentences": int(c.get("n_sentences") or 0),
                 "n_profile_sentences": int(c.get("n_profile") or 0),
                 "n_heldout_sentences": int(c.get("n_heldout") or 0),
@@ -319,6 +321,30 @@ def check_views(
             report.add(config, None, "view_inconsistent", f"{missing} is missing (derived from the rows)")
 
 
+def check_core_term_presence(
+    report: Any, config: str, rows: Sequence[Mapping[str, Any]], documents: Mapping[str, str]
+) -> None:
+    """Every core term of a row must occur in its target's document (``count_term``: whole words, any
+    case). Counted in ``checked`` as ``core_terms`` / ``core_terms_in_document``; each miss is a
+    ``core_term_not_in_document`` violation (the builder drops such targets before pairing)."""
+    for i, r in enumerate(rows):
+        doc = documents.get(str(r["asin"]), "")
+        for t in r.get("core_terms") or []:
+            report.checked["core_terms"] += 1
+            if count_term(doc, t):
+                report.checked["core_terms_in_document"] += 1
+            else:
+                report.add(
+                    config, i, "core_term_not_in_document", f"core term {t!r} not in {r['asin']}'s document"
+                )
+
+
+def core_term_presence(report: Any) -> str:
+    """The share of core terms present in their target's document, as ``pqb-build check`` prints it."""
+    n, k = report.checked.get("core_terms", 0), report.checked.get("core_terms_in_document", 0)
+    return f"core-term presence in target documents: {k}/{n} ({100 * k / n:.2f}%)" if n else ""
+
+
 def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None = None) -> Any:
     """Schema + invariants of every (or the given) config of a built dataset; every violation reported.
 
@@ -368,6 +394,9 @@ def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None
                     _read(dataset_dir, f"{domain}-queries"),
                     _read(dataset_dir, f"{domain}-qrels"),
                 )
+                if corpus is not None:
+                    check_core_term_presence(report, c, rows, dict(zip(corpus.column("id").to_pylist(),
+                                                                        corpus.column("text").to_pylist(), strict=True)))  # fmt: skip
                 users = _read(dataset_dir, f"{domain}-users")
                 have = set(users.column("user_id").to_pylist()) if users is not None else set()
                 for i, r in enumerate(rows):

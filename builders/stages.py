@@ -31,7 +31,15 @@ from builders.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, 
 from builders.attribution import run_attribution, to_markdown
 from builders.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
 from builders.faults import DataError
-from builders.gaussian import RankOneDiagGaussian, audit, chi2_threshold, empirical_quantile, save_gaussians
+from builders.gaussian import (
+    MIN_CALIBRATION,
+    RankOneDiagGaussian,
+    audit,
+    calibrated_threshold,
+    calibration_split,
+    chi2_threshold,
+    save_gaussians,
+)
 from builders.nlp import load_spacy, spacy_model_id
 from builders.parses import parse_texts
 from builders.products import product_row
@@ -72,6 +80,13 @@ EMBEDDINGS_SCHEMA = pa.schema(
     ]
 )
 STAGE_VERSION = 1
+THRESHOLD_RULES = {
+    "chi2": "chi2_{d}({q:g}) for every user",
+    "heldout": "each user's held-out sentences are split by a salted hash into calibration and audit halves; "
+    "threshold = interpolated {q:g} quantile of the calibration D² (n >= {n}), shrunk toward chi2_{d}({q:g}) "
+    "with weight n/{n} (2 <= n < {n}), chi2_{d}({q:g}) alone (n < 2); the audit uses only the audit half",
+}
+"""How a threshold is computed, in words, for the stage stats and the card."""
 
 
 class InsufficientDataError(DataError, ValueError):
@@ -271,7 +286,9 @@ def run_profiles(
 
     ``encoder_users="all"`` trains the encoder on the profile sentences of every user (held-out text of
     any user is never used); ``"qualified"`` restricts it to qualified users. ``threshold_kind`` is
-    ``chi2`` (χ²_d quantile ``threshold_q``) or ``heldout`` (the user's held-out D² quantile).
+    ``chi2`` (χ²_d quantile ``threshold_q``) or ``heldout`` (:data:`THRESHOLD_RULES`: the user's
+    calibration-split D² quantile with the small-sample rule of
+    :func:`builders.gaussian.calibrated_threshold`; the audit runs on the disjoint audit split).
     """
     if threshold_kind not in {"chi2", "heldout"}:
         raise ValueError(f"threshold_kind must be 'chi2' or 'heldout', got {threshold_kind!r}")
@@ -335,18 +352,21 @@ def run_profiles(
         by_user[sents[i]["user_id"]][sents[i]["split"]].append(j)
     gaussians: dict[str, RankOneDiagGaussian] = {}
     chi2 = chi2_threshold(threshold_q, ecfg.dim)
+    rules: Counter[str] = Counter()
     for k, uid in enumerate(sorted(by_user)):
         P, H = Z[by_user[uid]["profile"]], Z[by_user[uid]["heldout"]]
+        cal, aud = calibration_split([emb_rows[j]["sentence_id"] for j in by_user[uid]["heldout"]])
         g = RankOneDiagGaussian.fit(P)
         if threshold_kind == "heldout":
-            g.threshold, g.threshold_kind = (
-                empirical_quantile(g.mahalanobis2(H), threshold_q),
-                f"heldout_q{threshold_q:g}",
-            )
+            g.threshold, rule = calibrated_threshold(g.mahalanobis2(H[cal]), threshold_q, ecfg.dim)
+            g.threshold_kind = f"heldout_q{threshold_q:g}_{rule}"
         else:
-            g.threshold, g.threshold_kind = chi2, f"chi2_{ecfg.dim}_q{threshold_q:g}"
-        g.audit = {**audit(g, P, H, threshold=g.threshold, n_subsamples=n_subsamples, seed=seed + k),
-                   "n_profile": len(P), "n_heldout": len(H)}  # fmt: skip
+            g.threshold, rule = chi2, "chi2"
+            g.threshold_kind = f"chi2_{ecfg.dim}_q{threshold_q:g}"
+        rules[rule] += 1
+        g.audit = {**audit(g, P, H[aud], threshold=g.threshold, stability=H, n_subsamples=n_subsamples,
+                           seed=seed + k),
+                   "n_profile": len(P), "n_heldout": len(H), "n_calibration": len(cal), "n_audit": len(aud)}  # fmt: skip
         gaussians[uid] = g
     save_gaussians(wd.file(f"{SYNTAX_DIR}/gaussians.parquet"), gaussians)
     d2_all = np.concatenate([g.mahalanobis2(Z[by_user[u]["heldout"]]) for u, g in gaussians.items()])
@@ -363,6 +383,10 @@ def run_profiles(
         "heldout_d2_median": float(np.median(d2_all)) if len(d2_all) else None,
         "heldout_d2_p95": float(np.percentile(d2_all, 95)) if len(d2_all) else None,
         "threshold": chi2 if threshold_kind == "chi2" else "per-user",
+        "threshold_rule": THRESHOLD_RULES[threshold_kind].format(
+            q=threshold_q, d=ecfg.dim, n=MIN_CALIBRATION
+        ),
+        "threshold_rules_used": dict(sorted(rules.items())),
         "parse_seconds": round(t_parse, 3),
         "encoder_seconds": round(t_enc, 3),
         "seconds": round(time.perf_counter() - t0, 3),

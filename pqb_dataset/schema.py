@@ -123,6 +123,7 @@ USERS_SCHEMA = pa.schema(
         ("sigma2", pa.list_(pa.float64())),
         ("threshold", pa.float64()),
         ("threshold_kind", pa.string()),
+        ("audit_valid", pa.bool_()),
         ("n_sentences", pa.int64()),
         ("n_profile_sentences", pa.int64()),
         ("n_heldout_sentences", pa.int64()),

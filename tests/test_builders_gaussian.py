@@ -7,12 +7,15 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from builders.gaussian import (
+    MIN_CALIBRATION,
     LowRankDiagGaussian,
     RankOneDiagGaussian,
     audit,
     bhattacharyya,
+    calibrated_threshold,
+    calibration_split,
     chi2_threshold,
-    empirical_quantile,
+    interpolated_quantile,
     kl,
     load_gaussians,
     save_gaussians,
@@ -81,7 +84,7 @@ def test_kl_sym_kl_bhattacharyya_exact() -> None:
 
 def test_thresholds_and_audit() -> None:
     assert chi2_threshold(0.95, 16) == pytest.approx(26.2962, abs=1e-3)
-    assert empirical_quantile(np.arange(10.0), 0.95) == 8.0  # index floor(0.95 * 9) = 8
+    assert interpolated_quantile(np.arange(10.0), 0.95) == pytest.approx(8.55)  # h = 0.95 * 9
     Z = _data(7, 60)
     g = RankOneDiagGaussian.fit(Z[:48])
     rep = audit(g, Z[:48], Z[48:], threshold=chi2_threshold(), n_subsamples=20, seed=0)
@@ -94,6 +97,53 @@ def test_thresholds_and_audit() -> None:
         "median_agreement",
     }
     assert rep == audit(g, Z[:48], Z[48:], threshold=chi2_threshold(), n_subsamples=20, seed=0)
+
+
+def test_quantile_rule_at_n_2_5_50() -> None:
+    chi = chi2_threshold(0.95, 16)
+    # n = 2: interpolated q95 is 95% of the way to the larger value (the old rule gave the smaller),
+    # then shrunk toward chi2 with weight 2/20
+    two = np.array([10.0, 50.0])
+    assert interpolated_quantile(two, 0.95) == pytest.approx(48.0)
+    t2, rule2 = calibrated_threshold(two)
+    assert rule2 == "shrunk" and t2 == pytest.approx(0.1 * 48.0 + 0.9 * chi)
+    # n = 5: h = 3.8, between the 4th and 5th values; weight 5/20
+    five = np.array([5.0, 1.0, 4.0, 2.0, 3.0]) * 10
+    assert interpolated_quantile(five, 0.95) == pytest.approx(48.0)
+    t5, rule5 = calibrated_threshold(five)
+    assert rule5 == "shrunk" and t5 == pytest.approx(0.25 * 48.0 + 0.75 * chi)
+    # n = 50 >= MIN_CALIBRATION: the user's own quantile alone, equal to numpy's default (type 7)
+    fifty = np.random.default_rng(3).chisquare(16, 50) * 1.7
+    t50, rule50 = calibrated_threshold(fifty)
+    assert MIN_CALIBRATION <= 50 and rule50 == "calibrated"
+    assert t50 == pytest.approx(float(np.quantile(fifty, 0.95)), rel=1e-12)
+    # fewer than 2 values: the chi2 bound
+    assert calibrated_threshold(np.array([99.0])) == (chi, "chi2_fallback")
+    assert calibrated_threshold(np.array([])) == (chi, "chi2_fallback")
+
+
+def test_audit_split_is_disjoint_from_calibration_split() -> None:
+    ids = [f"user|{i}|0" for i in range(13)]
+    cal, aud = calibration_split(ids)
+    assert set(cal).isdisjoint(aud) and sorted(cal + aud) == list(range(13))
+    assert (len(cal), len(aud)) == (7, 6)
+    assert calibration_split(ids) == (cal, aud)  # deterministic
+    # independent of order: the same sentences land on the same side when listed in reverse
+    rc, _ = calibration_split(ids[::-1])
+    assert {ids[::-1][i] for i in rc} == {ids[i] for i in cal}
+    assert calibration_split(["a", "b"])[0] and calibration_split(["a", "b"])[1]  # both sides from n = 2
+
+
+def test_audit_judges_the_threshold_on_the_audit_split_only() -> None:
+    Z = _data(11, 70)
+    g = RankOneDiagGaussian.fit(Z[:40])
+    held = Z[40:]
+    d2 = g.mahalanobis2(held)
+    cal, aud = calibration_split([str(i) for i in range(len(held))])
+    thr, _ = calibrated_threshold(d2[cal])
+    rep = audit(g, Z[:40], held[aud], threshold=thr, stability=held, n_subsamples=5, seed=0)
+    assert rep["heldout_frac_inside"] == pytest.approx(float(np.mean(d2[aud] <= thr)))
+    assert audit(g, Z[:40], held[:0], threshold=thr, n_subsamples=3)["audit_calibration"] is False
 
 
 def test_save_load_roundtrip(tmp_path) -> None:

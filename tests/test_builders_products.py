@@ -91,10 +91,18 @@ def test_document_text_layout() -> None:
     assert lines[1] == "brand: Turtle Beach"
     assert lines[2] == "category: Video Games / PlayStation 4 / Accessories"
     assert lines[3:5] == ["dimensions: 7 x 3 x 9 inches", "weight: 9.6 ounces"]
+    assert lines[5:11] == [  # informative details in record order; ranks, ids, dates, brand left out
+        "manufacturer: Turtle Beach",
+        "connectivity technology: Wired",
+        "color: Black, White",
+        "special feature: Lightweight Design With Flip Mic",
+        "hardware platform: PlayStation 4",
+        "material: Plastic",
+    ]
     assert (
-        lines[5] == "description: Built for gamers."
+        lines[11] == "description: Built for gamers."
     )  # boilerplate, URL sentence and dimension repeat dropped
-    assert lines[6:] == [
+    assert lines[12:] == [
         "features:",
         "#1: Flip-to-mute mic",
         "#2: Glasses friendly",

@@ -22,6 +22,7 @@ from builders.gaussian import RankOneDiagGaussian, save_gaussians
 from builders.generate import load_candidates, run_generate
 from builders.pairing import PAIRS_FILE, PairConfig, pair_products
 from builders.publish import check_dataset, config_path, pseudonymize, publish, push_to_hub
+from builders.realizer import skeleton
 from builders.workdir import WorkDir, write_parquet
 from pqb_dataset import settings
 from pqb_dataset.schema import ROWS_SCHEMA
@@ -83,7 +84,8 @@ def build_workdir(root: Path, seed: int = 0) -> WorkDir:
     products = []
     for asin, core in CORE.items():
         products.append({
-            "parent_asin": asin, "title": f"{core[0][1]} thing {asin}", "text": f"product: {asin}",
+            "parent_asin": asin, "title": f"{core[0][1]} thing {asin}",
+            "text": f"product: {asin}\n" + "\n".join(f"{n.lower()}: {v}" for n, v in core),
             "brand": core[0][1], "attributes": [{"name": n, "value": v} for n, v in core],
             "core_terms": [v for _, v in core], "protected_terms": ["thing", core[0][1].lower()], "is_target": True,
         })  # fmt: skip
@@ -165,7 +167,10 @@ def test_card_statistics_match_the_parquet_files(built: tuple[WorkDir, Path]) ->
     }  # fmt: skip
     assert parse_stats_table(card) == {"video_games": expected} == dataset_statistics(ds)
     assert "config_name: video_games-users" in card and "task_categories:\n- text-retrieval" in card
-    assert "grammar-based realizer" in card and "sha256" in card
+    assert "compositional realizer" in card and "sha256" in card
+    n_skel = len({skeleton(r["query"], r["core_terms"]) for r in rows})
+    assert f"the {len(rows)} selected queries use **{n_skel} distinct skeletons**" in card
+    assert "Users whose Gaussian fails the audit" in card
 
 
 def test_no_raw_user_id_is_published(built: tuple[WorkDir, Path]) -> None:
@@ -200,6 +205,9 @@ def test_two_builds_with_the_same_seed_are_byte_identical(
 def test_check_passes_on_the_build(built: tuple[WorkDir, Path]) -> None:
     report = check_dataset(built[1])
     assert report.ok, report.summary()
+    assert (
+        report.checked["core_terms"] == 5 * report.checked["rows"] == report.checked["core_terms_in_document"]
+    )
     assert report.checked["rows"] > 0 and report.checked["card"] == 1
 
 
@@ -218,12 +226,16 @@ def test_check_reports_every_violation_on_a_corrupted_copy(
     err["error_edits"] = err["error_edits"] * 4  # too many edits (and overlapping)
     rows[-1]["asin"] = "NOT_IN_CORPUS"
     write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), config_path(ds, "video_games"))
+    corpus = pq.read_table(config_path(ds, "video_games-corpus")).to_pylist()
+    doc = next(d for d in corpus if d["id"] == rows[2]["asin"])
+    doc["text"] = doc["text"].replace(rows[2]["core_terms"][1], "")  # a core term leaves the document
+    write_parquet(pa.Table.from_pylist(corpus), config_path(ds, "video_games-corpus"))
     users = pq.read_table(config_path(ds, "video_games-users"))
     write_parquet(users.slice(1), config_path(ds, "video_games-users"))  # a row user loses its profile
     rules = check_dataset(ds).by_rule()
     for rule in ("pair_core_term_frequency", "duplicate_id", "too_many_edits", "edit_offsets",
                  "target_not_in_corpus", "view_inconsistent", "user_without_profile", "card_statistics",
-                 "pair_target"):  # fmt: skip
+                 "pair_target", "core_term_not_in_document"):  # fmt: skip
         assert rules[rule] >= 1, (rule, rules)
 
 
@@ -233,6 +245,7 @@ def test_check_cli_exit_codes(
     from builders.cli import main
 
     assert main(["check", "--dataset", str(built[1])]) == 0
+    assert "core-term presence in target documents: " in capsys.readouterr().out
     ds = tmp_path / "bad"
     shutil.copytree(built[1], ds)
     (ds / "README.md").write_text(

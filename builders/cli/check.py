@@ -21,12 +21,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from builders.publish import check_dataset
+    from builders.publish import check_dataset, core_term_presence
     from pqb_dataset import settings
 
     dataset = Path(args.dataset or settings.PQB_DATASET_DIR)
     report = check_dataset(dataset, args.config)
     n = len(report.violations) if args.max_lines == 0 else args.max_lines
     print(f"dataset: {dataset}")
+    if core_term_presence(report):
+        print(core_term_presence(report))
     print(report.summary(max_lines=max(n, 1)))
     return 0 if report.ok else 1
