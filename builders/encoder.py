@@ -32,12 +32,12 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from safetensors.numpy import load_file, save_file
-from tqdm.auto import tqdm
 
 from builders import linalg
 from builders.parses import Parsed, parse_texts
 from builders.syntax_rules import RuleVocab, rules_of
 from pqb_dataset.io import atomic_path, atomic_write_json
+from pqb_dataset.progress import bar
 
 SYNTAX_DIR = "syntax"
 
@@ -180,7 +180,7 @@ def train_mlp(
     with deterministic_torch(cfg.seed):
         model = StyleMLP(F.shape[1], cfg.hidden, cfg.dim)
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-        for _ in tqdm(range(cfg.epochs), desc="encoder epochs", leave=False):
+        for _ in bar(range(cfg.epochs), desc="encoder epochs", leave=False):
             pos, neg = _sample_epoch(rng, starts, ends, user_of, groups, co_pools, cfg.n_pos, cfg.n_neg)
             perm = rng.permutation(n)
             epoch_loss = 0.0

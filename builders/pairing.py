@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from builders.generate import CANDIDATES_FILE, derive_seed, load_candidates
 from builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb_dataset.progress import bar
 from pqb_dataset.schema import ROWS_SCHEMA, count_term
 
 PAIRS_FILE = "pairs.parquet"
@@ -214,12 +215,10 @@ def pair_products(
     progress: bool = True,
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """Select, pair and inject for every target product; returns rows and gate/injection counts."""
-    from tqdm.auto import tqdm
-
     distance = distance_fn(config.distance) if isinstance(config.distance, str) else config.distance
     rows: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
-    for product in tqdm(products, desc="pair", unit="product", disable=not progress):
+    for product in bar(products, desc="pair", unit="product", disable=not progress):
         asin = str(product["parent_asin"])
         counts["targets"] += 1
         if "text" in product and not all(count_term(product["text"], t) for t in product["core_terms"]):

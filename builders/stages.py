@@ -38,6 +38,7 @@ from builders.gaussian import (
     calibrated_threshold,
     calibration_split,
     chi2_threshold,
+    pooled_prior,
     save_gaussians,
 )
 from builders.nlp import load_spacy, spacy_model_id
@@ -83,8 +84,10 @@ STAGE_VERSION = 1
 THRESHOLD_RULES = {
     "chi2": "chi2_{d}({q:g}) for every user",
     "heldout": "each user's held-out sentences are split by a salted hash into calibration and audit halves; "
-    "threshold = interpolated {q:g} quantile of the calibration D² (n >= {n}), shrunk toward chi2_{d}({q:g}) "
-    "with weight n/{n} (2 <= n < {n}), chi2_{d}({q:g}) alone (n < 2); the audit uses only the audit half",
+    "threshold = interpolated {q:g} quantile of the calibration D² (n >= {n}), shrunk with weight n/{n} "
+    "toward a prior (2 <= n < {n}), the prior alone (n < 2); the prior is the pooled {q:g} quantile of all "
+    "users' calibration D² under their own Gaussians (chi2_{d}({q:g}) if fewer than {n} are pooled); "
+    "the audit uses only the audit half",
 }
 """How a threshold is computed, in words, for the stage stats and the card."""
 
@@ -350,20 +353,28 @@ def run_profiles(
     by_user: dict[str, dict[str, list[int]]] = defaultdict(lambda: {"profile": [], "heldout": []})
     for j, i in enumerate(use):
         by_user[sents[i]["user_id"]][sents[i]["split"]].append(j)
-    gaussians: dict[str, RankOneDiagGaussian] = {}
     chi2 = chi2_threshold(threshold_q, ecfg.dim)
-    rules: Counter[str] = Counter()
-    for k, uid in enumerate(sorted(by_user)):
+    users = sorted(by_user)
+    fits = RankOneDiagGaussian.fit_many([Z[by_user[u]["profile"]] for u in users])
+    splits = {
+        u: calibration_split([emb_rows[j]["sentence_id"] for j in by_user[u]["heldout"]]) for u in users
+    }
+    d2_cal = {
+        u: g.mahalanobis2(Z[by_user[u]["heldout"]][splits[u][0]]) for u, g in zip(users, fits, strict=True)
+    }
+    prior, prior_kind = pooled_prior(list(d2_cal.values()), threshold_q, ecfg.dim)
+    gaussians: dict[str, RankOneDiagGaussian] = {}
+    rule_counts: Counter[str] = Counter()
+    for k, (uid, g) in enumerate(zip(users, fits, strict=True)):
         P, H = Z[by_user[uid]["profile"]], Z[by_user[uid]["heldout"]]
-        cal, aud = calibration_split([emb_rows[j]["sentence_id"] for j in by_user[uid]["heldout"]])
-        g = RankOneDiagGaussian.fit(P)
+        cal, aud = splits[uid]
         if threshold_kind == "heldout":
-            g.threshold, rule = calibrated_threshold(g.mahalanobis2(H[cal]), threshold_q, ecfg.dim)
+            g.threshold, rule = calibrated_threshold(d2_cal[uid], threshold_q, ecfg.dim, prior=prior)
             g.threshold_kind = f"heldout_q{threshold_q:g}_{rule}"
         else:
             g.threshold, rule = chi2, "chi2"
             g.threshold_kind = f"chi2_{ecfg.dim}_q{threshold_q:g}"
-        rules[rule] += 1
+        rule_counts[rule] += 1
         g.audit = {**audit(g, P, H[aud], threshold=g.threshold, stability=H, n_subsamples=n_subsamples,
                            seed=seed + k),
                    "n_profile": len(P), "n_heldout": len(H), "n_calibration": len(cal), "n_audit": len(aud)}  # fmt: skip
@@ -386,7 +397,8 @@ def run_profiles(
         "threshold_rule": THRESHOLD_RULES[threshold_kind].format(
             q=threshold_q, d=ecfg.dim, n=MIN_CALIBRATION
         ),
-        "threshold_rules_used": dict(sorted(rules.items())),
+        "threshold_rules_used": dict(sorted(rule_counts.items())),
+        "threshold_prior": {"kind": prior_kind, "value": prior} if threshold_kind == "heldout" else None,
         "parse_seconds": round(t_parse, 3),
         "encoder_seconds": round(t_enc, 3),
         "seconds": round(time.perf_counter() - t0, 3),

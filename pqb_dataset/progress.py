@@ -60,14 +60,17 @@ def _library_bars(on: bool) -> None:
 def progress_bars(on: bool) -> Iterator[None]:
     """Turn every :func:`bar` (and the libraries' bars) on or off for the block; restored afterwards."""
     token = _ENABLED.set(on)
-    libraries_off = not on and not _hub_bars_off()  # already off (HF_HUB_DISABLE_PROGRESS_BARS): leave them
+    # the libraries draw into logs too, so they follow the terminals-only rule of :func:`bar`; if they
+    # are off already (HF_HUB_DISABLE_PROGRESS_BARS), they are left alone
+    quiet = not on or not (sys.stderr.isatty() if hasattr(sys.stderr, "isatty") else False)
+    libraries_off = quiet and not _hub_bars_off()
     if libraries_off:
         _library_bars(False)
     try:
         yield
     finally:
         _ENABLED.reset(token)
-        if libraries_off and enabled():
+        if libraries_off:
             _library_bars(True)
 
 

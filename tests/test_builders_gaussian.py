@@ -18,6 +18,7 @@ from builders.gaussian import (
     interpolated_quantile,
     kl,
     load_gaussians,
+    pooled_prior,
     save_gaussians,
     sym_kl,
 )
@@ -118,8 +119,8 @@ def test_quantile_rule_at_n_2_5_50() -> None:
     assert MIN_CALIBRATION <= 50 and rule50 == "calibrated"
     assert t50 == pytest.approx(float(np.quantile(fifty, 0.95)), rel=1e-12)
     # fewer than 2 values: the chi2 bound
-    assert calibrated_threshold(np.array([99.0])) == (chi, "chi2_fallback")
-    assert calibrated_threshold(np.array([])) == (chi, "chi2_fallback")
+    assert calibrated_threshold(np.array([99.0])) == (chi, "prior_fallback")
+    assert calibrated_threshold(np.array([])) == (chi, "prior_fallback")
 
 
 def test_audit_split_is_disjoint_from_calibration_split() -> None:
@@ -162,3 +163,15 @@ def test_save_load_roundtrip(tmp_path) -> None:
         assert back[uid].audit["valid"] is True and back[uid].audit["n_profile"] == 40
     X = np.random.default_rng(0).normal(size=(5, D))
     np.testing.assert_array_equal(back["u1"].logpdf(X), gs["u1"].logpdf(X))
+
+
+def test_pooled_prior_and_shrinkage_toward_it() -> None:
+    chi = chi2_threshold(0.95, 16)
+    few = [np.array([40.0, 50.0]), np.array([60.0])]
+    assert pooled_prior(few) == (chi, "chi2")  # fewer than MIN_CALIBRATION pooled values: the χ² bound
+    many = [np.arange(1.0, 11.0), np.arange(11.0, 21.0), np.arange(21.0, 31.0)]  # 1..30
+    prior, kind = pooled_prior(many)
+    assert kind == "pooled" and prior == pytest.approx(1 + 0.95 * 29)  # type-7 quantile of 1..30
+    t, rule = calibrated_threshold(np.array([10.0, 20.0, 30.0, 40.0, 50.0]), prior=prior)
+    assert rule == "shrunk" and t == pytest.approx(0.25 * 48.0 + 0.75 * prior)  # q̂ = 40 + 0.8·10
+    assert calibrated_threshold(np.array([]), prior=prior) == (prior, "prior_fallback")
