@@ -224,8 +224,8 @@ class _Composer:
         body = " ".join(words)
         choices = {"any": ("a", "a", "a", "the", "some"), "indef": ("a", "a", "some"), "none": ("",)}[dets]
         det = "" if head == "something" else rng.choice(choices)
-        if det == "some" and head == "one":
-            det = "a"
+        if head == "one" and det in ("a", "some"):
+            det = "a" if pre else ""  # "a black one", but "one in the Case style": never "a one"
         phrase = f"{_article(body) if det == 'a' else det} {body}".strip()
         if post:
             phrase += " " + _join([self.pp(p) for p in post], rng)

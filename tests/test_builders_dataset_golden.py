@@ -14,10 +14,10 @@ from pqb_dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 184,
+    "video_games": 186,
     "video_games-corpus": 1488,
-    "video_games-queries": 368,
-    "video_games-qrels": 368,
+    "video_games-queries": 372,
+    "video_games-qrels": 372,
     "video_games-users": 63,
 }
 ROWS = {
@@ -33,10 +33,10 @@ ROWS = {
           "Looking for something featuring Ergonomic, colored Black and fuom EXtremeRate. It would be great if it "
           "runs on Nintendo Switch - Any in the Gamepad style?",
           ["EXtremeRate", "Black", "Nintendo Switch", "Gamepad", "Ergonomic"]),
-    167: ("video_games:B0BDDGXZY5:u_b55862ff634003a5",
-          "I need a Black Soft case on Game Console that's made of Plastic - Is it made by NANANINO?",
-          "I neej a Black Soft case on Game Console that's made of Plastic - Is it made by NANANINO?",
-          ["NANANINO", "Black", "Plastic", "Game Console", "Soft"]),
+    169: ("video_games:B0BF99KPZG:u_f0cf3b78a3125a20",
+          "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kind?",
+          "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kund?",
+          ["ArVin", "Green&Blue", "PC", "Bluetooth", "Joystick"]),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(

@@ -90,6 +90,12 @@ def test_articles_agree() -> None:
     ]
 
 
+def test_the_generic_head_one_takes_no_bare_article() -> None:
+    texts = [c.text for seed in range(3) for c in RealizerGenerator().generate(SPEC, n=300, seed=seed)]
+    assert any(re.search(r"\bone\b", t) for t in texts)
+    assert not [t for t in texts if re.search(r"\b(a|some) one\b", t, re.I)]  # "a black one", never "a one"
+
+
 def test_same_seed_same_candidates_and_different_seed_differs() -> None:
     gen = RealizerGenerator()
     a = gen.generate(SPEC, 50, seed=1)
