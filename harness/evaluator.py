@@ -385,6 +385,8 @@ class ScoreOptions:
     log_samples: bool = False
     run_name: str = "pqb"
     embed: Callable | None = None
+    ties_known: bool = True
+    """False for ranks read from a TREC run: whether a tie touched the target is unknown."""
     rewrite: Callable[..., list[str]] | None = None
     """A defense's query rewriter ``(texts, corpus) -> texts``: its correction rate on error tasks is reported."""
 
@@ -399,13 +401,16 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
     each task finishes (the CLI writes a checkpoint there, so a killed run keeps its finished tasks).
     """
     out = EvaluationOutput()
-    opts = ScoreOptions(n_boot, seed, unit, log_samples, run_name, embed, getattr(retriever, "rewrite", None))
+    opts = ScoreOptions(
+        n_boot, seed, unit, log_samples, run_name, embed, rewrite=getattr(retriever, "rewrite", None)
+    )
     depths = [run_file_depth(d.cfg) for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
     ranker = Ranker(retriever, depth=max([200, *depths]), use_cache=use_cache)
     for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
-        out.outcomes[name] = _finish_task(data, entries, opts)
+        es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]
+        out.outcomes[name] = _finish_task(data, es, opts)
         if on_task is not None:
             on_task(name, out.outcomes[name])
     out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
@@ -448,12 +453,14 @@ def rewrite_values(data: TaskData, rewrite: Callable[..., list[str]]) -> dict[st
     }
 
 
-def _finish_task(data: TaskData, entries: Mapping[tuple[str, str], RankEntry], opts: ScoreOptions,
+def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
                  counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
-    """Scores of one task from the rank entry of every (query, target); ``score`` passes its own counts."""
+    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts.
+
+    Without ``opts.ties_known`` (ranks read from a run file) ``ties_touch_target`` is not reported.
+    """
     t0 = time.perf_counter()
     cfg, pairs, corpus = data.cfg, data.pairs, data.corpus
-    es = [entries[(q, t)] for q, t in zip(pairs.queries, pairs.targets, strict=True)]
     ranks = np.asarray([e.rank for e in es], dtype=np.float64)
     ties = np.asarray([e.tie for e in es], dtype=bool)
     boot_n, boot_seed, unit = bootstrap_settings(cfg, opts.n_boot, opts.seed, opts.unit)
@@ -469,6 +476,8 @@ def _finish_task(data: TaskData, entries: Mapping[tuple[str, str], RankEntry], o
         "n_bootstrap_units": values.pop("n_bootstrap_units"),
         **(counts_extra or {}),
     }
+    if not opts.ties_known:
+        del counts["ties_touch_target"]
     if "n_pairs_gated" in values:
         counts["n_pairs_gated"] = values.pop("n_pairs_gated")
     log.debug("%s metrics in %.2fs", cfg.task, time.perf_counter() - t0)

@@ -66,12 +66,12 @@ def git_hash() -> str | None:
     return out.stdout.strip() or None
 
 
-def _clean(value: Any) -> Any:
+def clean_json(value: Any) -> Any:
     """NaN/inf -> None, numpy scalars -> Python, recursively (strict JSON)."""
     if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): clean_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [clean_json(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -193,7 +193,7 @@ def build_results(
         total_evaluation_time_seconds=round(finished - started, 3),
         pqb_version=harness.__version__,
     )
-    return _clean(res)
+    return clean_json(res)
 
 
 def ranks_entry(query_ids: list[str], ranks: np.ndarray) -> dict[str, list]:
@@ -258,7 +258,9 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
             p = folder / f"samples_{name}_{stamp}.jsonl"
             atomic_write_text(
                 p,
-                "".join(json.dumps(_clean(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples),
+                "".join(
+                    json.dumps(clean_json(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples
+                ),
             )
             t = folder / f"run_{name}_{stamp}.trec"
             atomic_write_text(t, "\n".join(o.trec) + ("\n" if o.trec else ""))

@@ -141,13 +141,15 @@ def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
     return model.encode_queries
 
 
-def _tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
+def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
     from harness.task_registry import TaskRegistry, split_task_list
 
     registry = TaskRegistry(args.include_path)
     names, groups = registry.resolve(split_task_list(args.tasks))
     tasks = [registry.tasks[t] for t in names]
-    if args.gate_model:  # recorded in each gated task's config, so results name the model that gated
+    if getattr(
+        args, "gate_model", None
+    ):  # recorded in each gated task's config, so results name the model that gated
         tasks = [
             replace(t, gate_model=args.gate_model) if t.similarity_gate is not None else t for t in tasks
         ]
@@ -171,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.bootstrap_iters == 0:
         print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])",
               file=sys.stderr)  # fmt: skip
-    registry, tasks, groups = _tasks(args)
+    registry, tasks, groups = resolve_tasks(args)
     model_args = parse_model_args(args.model_args)
     system = system_name(args.model, model_args)
     runs = _previous(args, system, [t.task for t in tasks])
