@@ -4,9 +4,11 @@ Why here: the paper measures how much typos cost (Deg@K) but leaves open whether
 buys the loss back. A rewriter composed with any retriever (:mod:`harness.retrievers.rewriting`)
 is a system of its own, evaluated, compared and ranked like any other.
 
-* ``symspell`` — symspellpy over the *domain corpus vocabulary* (word counts of the corpus titles and
-  texts): an out-of-vocabulary word becomes the most frequent corpus word within edit distance 2, so
-  product names the corpus knows are never "corrected" into dictionary words.
+* ``symspell`` — symspellpy with the *domain corpus vocabulary* (the words of the corpus titles and
+  texts) added to its bundled English frequency dictionary: a word either knows is kept, so product
+  names the corpus knows are never "corrected" into dictionary words and function words the corpus
+  lacks are not "corrected" into product words; an unknown word becomes the closest known word (edit
+  distance ≤ 2), a domain word winning over an English one at equal distance, then the most frequent.
 * ``pyspellchecker`` — pyspellchecker's English dictionary (edit distance 2), the off-the-shelf
   choice, which knows nothing of the domain.
 
@@ -93,9 +95,15 @@ class SymSpellRewriter(Rewriter):
     def fit(self, corpus: Corpus) -> None:
         if self._fitted == corpus.fingerprint:
             return
+        from pathlib import Path
+
         sym = self._symspell_mod.SymSpell(max_dictionary_edit_distance=MAX_EDIT_DISTANCE, prefix_length=7)
-        for word, count in sorted(corpus_vocabulary(corpus).items()):
-            sym.create_dictionary_entry(word, count)
+        english = Path(self._symspell_mod.__file__).parent / "frequency_dictionary_en_82_765.txt"
+        if not sym.load_dictionary(str(english), term_index=0, count_index=1):
+            raise RuntimeError(f"symspellpy's English dictionary is missing ({english})")
+        top = max(sym.words.values())
+        for word, count in sorted(corpus_vocabulary(corpus).items()):  # domain words outrank English ones
+            sym.create_dictionary_entry(word, top + count - sym.words.get(word, 0))
         self._sym, self._fitted = sym, corpus.fingerprint
 
     def fix_word(self, word: str) -> str | None:
@@ -110,7 +118,7 @@ class SymSpellRewriter(Rewriter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "library": "symspellpy", "library_version": _version("symspellpy"),
-                "vocabulary": "domain corpus (titles + texts)"}  # fmt: skip
+                "vocabulary": "domain corpus (titles + texts) over symspellpy's English dictionary"}  # fmt: skip
 
 
 class PySpellCheckerRewriter(Rewriter):
