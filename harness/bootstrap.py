@@ -66,6 +66,23 @@ class Level:
             w = w * counts[:, self.units[:, col]]
         return w if self.base is None else w * self.base[None, :]
 
+    @property
+    def single(self) -> bool:
+        """Each observation in one unit: the level can be summed per unit first."""
+        return self.units.shape[1] == 1
+
+    def unit_sums(self, n_units: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """(per-unit base-weighted sum of each metric, per-unit sum of base weights), single-unit levels.
+
+        A replicate then costs one pass over units instead of observations (``bincount`` adds in
+        observation order: deterministic)."""
+        u = self.units[:, 0]
+        base = np.ones(self.n) if self.base is None else self.base
+        totals = np.bincount(u, weights=base, minlength=n_units)
+        return {
+            k: np.bincount(u, weights=v * base, minlength=n_units) for k, v in self.values.items()
+        }, totals
+
     def point(self) -> dict[str, float]:
         """The estimate itself: the base-weighted mean of every metric (NaN when empty)."""
         if self.n == 0:
@@ -126,19 +143,32 @@ def weighted_means(
         return {k: (w * v[None, :]).sum(axis=1) / total for k, v in (values or level.values).items()}
 
 
+def level_replicates(level: Level, counts: np.ndarray, n_units: int,
+                     sums: tuple[dict[str, np.ndarray], np.ndarray] | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """Replicate means of every metric of ``level`` for a chunk of unit draw ``counts``.
+
+    Single-unit levels use their per-unit sums (``sums``, from :meth:`Level.unit_sums`); two-unit
+    levels weigh each observation by the product of its units' counts."""
+    if level.n == 0:
+        return {k: np.full(counts.shape[0], np.nan) for k in level.values}
+    if not level.single:
+        return weighted_means(level, level.weights(counts))
+    per_unit, totals = sums if sums is not None else level.unit_sums(n_units)
+    denom = (counts * totals[None, :]).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {k: (counts * v[None, :]).sum(axis=1) / denom for k, v in per_unit.items()}
+
+
 def bootstrap_design(design: Design, *, n_boot: int = 1000, seed: int = 0) -> dict[str, np.ndarray]:
     """``n_boot`` replicate means of every metric of every level, all from the same unit draws."""
     names = [k for level in design.levels.values() for k in level.values]
     if n_boot <= 0 or design.n_units == 0:
         return {k: np.empty(0) for k in names}
     out = {k: np.empty(n_boot) for k in names}
+    sums = {n: lv.unit_sums(design.n_units) for n, lv in design.levels.items() if lv.single and lv.n}
     for rows, counts in iter_count_chunks(design, n_boot, seed):
-        for level in design.levels.values():
-            if level.n == 0:
-                for k in level.values:
-                    out[k][rows] = np.nan
-                continue
-            for k, v in weighted_means(level, level.weights(counts)).items():
+        for name, level in design.levels.items():
+            for k, v in level_replicates(level, counts, design.n_units, sums.get(name)).items():
                 out[k][rows] = v
     return out
 

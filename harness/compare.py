@@ -37,8 +37,8 @@ from harness.bootstrap import (
     Level,
     chunk_size,
     iter_count_chunks,
+    level_replicates,
     percentile_ci,
-    weighted_means,
 )
 from harness.design import derive, task_design
 from harness.errors import DataError, UsageError
@@ -157,19 +157,17 @@ def _bootstrap_diffs(
     cfg: TaskConfig, da: Design, db: Design, n_boot: int, seed: int
 ) -> dict[str, np.ndarray]:
     names = list(derive(da.point(), cfg.k_values))
-    out = {k: np.full(n_boot, np.nan) for k in names}
     if n_boot <= 0 or da.n_units == 0:
         return {k: np.empty(0) for k in names}
+    out = {k: np.full(n_boot, np.nan) for k in names}
+    sums = {(n, side): d.levels[n].unit_sums(d.n_units) for n, lv in da.levels.items() if lv.single and lv.n
+            for side, d in (("a", da), ("b", db))}  # fmt: skip
     for rows, counts in iter_count_chunks(da, n_boot, seed):
         ma: dict[str, np.ndarray] = {}
         mb: dict[str, np.ndarray] = {}
-        for name, la in da.levels.items():
-            lb = db.levels[name]
-            if la.n == 0:
-                continue
-            w = la.weights(counts)
-            ma.update(weighted_means(la, w))
-            mb.update(weighted_means(lb, w))
+        for name in da.levels:
+            ma.update(level_replicates(da.levels[name], counts, da.n_units, sums.get((name, "a"))))
+            mb.update(level_replicates(db.levels[name], counts, db.n_units, sums.get((name, "b"))))
         ra, rb = derive(ma, cfg.k_values), derive(mb, cfg.k_values)
         for k in ra:
             out[k][rows] = ra[k] - rb[k]
@@ -188,40 +186,43 @@ def _permutation_diffs(cfg: TaskConfig, da: Design, db: Design, cross: Mapping[t
         ma: dict[str, np.ndarray] = {}
         mb: dict[str, np.ndarray] = {}
         for name, la in da.levels.items():
-            lb = db.levels[name]
             if la.n == 0:
                 continue
-            sa, sb = _swap_level(la, lb, flips, cross if name == "pairs" else None)
-            base = np.ones(la.n) if la.base is None else la.base
-            ma.update({k: (v * base).sum(axis=1) / base.sum() for k, v in sa.items()})
-            mb.update({k: (v * base).sum(axis=1) / base.sum() for k, v in sb.items()})
+            sa, sb = _swapped_means(
+                la, db.levels[name], flips, da.n_units, cross if name == "pairs" else None
+            )
+            ma.update(sa)
+            mb.update(sb)
         ra, rb = derive(ma, cfg.k_values), derive(mb, cfg.k_values)
         for k in ra:
             out[k][rows] = ra[k] - rb[k]
     return out
 
 
-def _swap_level(la: Level, lb: Level, flips: np.ndarray, cross: Mapping[tuple[int, int], Level] | None
-                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
-    """Per-observation values of the two pseudo-systems for each permutation (rows of ``flips``)."""
-    s1 = flips[:, la.units[:, 0]].astype(bool)
-    if la.units.shape[1] == 1 or cross is None:
-        return (
-            {k: np.where(s1, lb.values[k][None, :], v[None, :]) for k, v in la.values.items()},
-            {k: np.where(s1, v[None, :], lb.values[k][None, :]) for k, v in la.values.items()},
-        )
-    s2 = flips[:, la.units[:, 1]].astype(bool)
-    table = {(0, 0): la, (1, 1): lb, **cross}  # (source of side a, source of side b)
-    out_a: dict[str, np.ndarray] = {}
-    out_b: dict[str, np.ndarray] = {}
+def _swapped_means(la: Level, lb: Level, flips: np.ndarray, n_units: int,
+                   cross: Mapping[tuple[int, int], Level] | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+    """Means of the two pseudo-systems for each permutation (rows of ``flips``), one metric at a time.
+
+    Single-unit levels swap per-unit sums (A' = ΣA + Σ_swapped (B − A)); a two-unit pair scores each
+    side from the system its own unit kept, via the ``cross`` levels."""
+    f = flips.astype(np.float64)
+    if la.single:
+        (sa, tot), (sb, _) = la.unit_sums(n_units), lb.unit_sums(n_units)
+        total = tot.sum()
+        out_a = {k: (sa[k].sum() + (f * (sb[k] - sa[k])[None, :]).sum(axis=1)) / total for k in sa}
+        out_b = {k: (sb[k].sum() - (f * (sb[k] - sa[k])[None, :]).sum(axis=1)) / total for k in sa}
+        return out_a, out_b
+    base = np.ones(la.n) if la.base is None else la.base
+    s1, s2 = flips[:, la.units[:, 0]].astype(bool), flips[:, la.units[:, 1]].astype(bool)
+    table = {(0, 0): la, (1, 1): lb, **(cross or {})}  # (source of side a, source of side b)
+    out_a, out_b = {}, {}
     for k in la.values:
-        va = np.zeros(s1.shape)
-        vb = np.zeros(s1.shape)
+        va, vb = np.zeros(s1.shape), np.zeros(s1.shape)
         for (x, y), level in table.items():
             mask = (s1 == bool(x)) & (s2 == bool(y))
-            va = np.where(mask, level.values[k][None, :], va)
-            vb = np.where(mask, table[(1 - x, 1 - y)].values[k][None, :], vb)
-        out_a[k], out_b[k] = va, vb
+            va[mask] = np.broadcast_to(level.values[k], s1.shape)[mask]
+            vb[mask] = np.broadcast_to(table[(1 - x, 1 - y)].values[k], s1.shape)[mask]
+        out_a[k], out_b[k] = (va * base).sum(axis=1) / base.sum(), (vb * base).sum(axis=1) / base.sum()
     return out_a, out_b
 
 
