@@ -211,6 +211,11 @@ class PairSet:
     groups: tuple[str, ...]
     """Target ASIN per pair (for the authors' per-ASIN macro average)."""
     n_malformed: int = 0
+    users: tuple[str, ...] = ()
+    """User id per query (the ``user`` bootstrap unit)."""
+    query_pair_ids: tuple[str, ...] = ()
+    """Per query, the pair group it belongs to (syntactic: its ``pair_id``; error: its row id): the
+    ``pair`` bootstrap unit of per-query metrics."""
 
 
 def _usable(row: dict[str, Any]) -> bool:
@@ -238,6 +243,8 @@ def syntactic_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
         pair_ids=tuple(pids),
         groups=tuple(groups),
         n_malformed=len(rows) - len(good),
+        users=tuple(str(rows[i]["user_id"]) for i in good),
+        query_pair_ids=tuple(str(rows[i]["pair_id"]) for i in good),
     )
 
 
@@ -265,6 +272,8 @@ def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
         pair_ids=tuple(ids),
         groups=targets,
         n_malformed=malformed,
+        users=tuple(str(rows[i]["user_id"]) for i in good) * 2,
+        query_pair_ids=tuple(ids + ids),
     )
 
 

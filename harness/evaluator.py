@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from harness import metrics as M
-from harness.bootstrap import bootstrap_means, percentile_ci
+from harness.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
 from harness.data import (
     PairSet,
     build_corpus,
@@ -37,6 +37,7 @@ from harness.data import (
     syntactic_pairs,
 )
 from harness.dataset_checks import check_task_dataset, violation_lines
+from harness.design import derive, effective_unit, task_design
 from harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
 from harness.ranking import ranks_from_lists, target_ranks
 from harness.retrievers.base import Corpus, Retriever, topk_stable
@@ -77,6 +78,13 @@ class TaskOutcome:
     samples: list[dict[str, Any]]
     trec: list[str]
     dataset: dict[str, Any]
+    unit: str = DEFAULT_UNIT
+    """The bootstrap unit the CIs resampled."""
+    ranks: np.ndarray | None = None
+    """Rank of every query's target (``inf`` = unranked), in ``query_ids`` order: kept in the results
+    file so ``compare`` can pair two systems query by query."""
+    query_ids: list[str] = field(default_factory=list)
+    qrels: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -254,24 +262,6 @@ class Ranker:
 # -- metrics --------------------------------------------------------------------------------------------
 
 
-def _pair_arrays(cfg: TaskConfig, ranks: np.ndarray, pairs: PairSet) -> dict[str, np.ndarray]:
-    ra, rb = ranks[pairs.pair_a], ranks[pairs.pair_b]
-    out = M.error_degradation(ra, rb, cfg.k_values, cfg.rr_cutoff) if cfg.pair_type == "error" else {}
-    out.update(M.pair_robustness(ra, rb, cfg.k_values, cfg.rr_cutoff))
-    return out
-
-
-def _query_means(cfg: TaskConfig, ranks: np.ndarray, pairs: PairSet) -> dict[str, float]:
-    if cfg.pair_type == "syntactic":
-        return {k: M.mean_or_nan(v) for k, v in M.effectiveness(ranks, cfg.k_values, cfg.rr_cutoff).items()}
-    out = {}
-    for side, idx in (("clean", pairs.pair_a), ("error", pairs.pair_b)):
-        for k, v in M.effectiveness(ranks[idx], cfg.k_values, cfg.rr_cutoff).items():
-            name = f"mrr_{side}" if k == "mrr" else f"{k}_{side}"
-            out[name] = M.mean_or_nan(v)
-    return out
-
-
 def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.ndarray:
     """Boolean mask of pairs kept by the authors' cosine gate (all True when the gate is off)."""
     n = len(pairs.pair_a)
@@ -287,25 +277,22 @@ def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.nd
     return M.similarity_gate(n, cfg.similarity_gate, texts=texts, embed=embed)
 
 
-def compute_task(data: TaskData, ranks: np.ndarray, *, n_boot: int, seed: int,
-                 embed: Callable | None = None) -> tuple[dict, dict, dict]:  # fmt: skip
-    """(metric means, CIs, bootstrap replicate means) of one task from per-query ranks."""
+def compute_task(data: TaskData, ranks: np.ndarray, *, n_boot: int, seed: int, unit: str = DEFAULT_UNIT,
+                 embed: Callable | None = None,
+                 extra: Mapping[str, np.ndarray] | None = None) -> tuple[dict, dict, dict]:  # fmt: skip
+    """(metric means, CIs, bootstrap replicate means) of one task from per-query ranks.
+
+    Every metric, effectiveness included, gets a CI from one clustered resampling of ``unit``
+    (:mod:`harness.bootstrap`); the ceiling-aware Flip is derived from the same replicates.
+    """
     cfg, pairs = data.cfg, data.pairs
     keep = apply_gate(cfg, pairs, embed)
-    per_pair = {k: v[keep] for k, v in _pair_arrays(cfg, ranks, pairs).items()}
-    groups = np.asarray(pairs.groups, dtype=object)[keep] if cfg.macro_average else None
-    agg = (lambda v: M.macro_mean(v, groups)) if groups is not None else M.mean_or_nan
-    values = {k: agg(v) for k, v in per_pair.items()}
-    values.update(_query_means(cfg, ranks, pairs))
+    design = task_design(cfg, pairs, ranks, unit=unit, keep=keep, extra=extra)
+    values = derive(design.point(), cfg.k_values)
     if cfg.similarity_gate is not None:
         values["n_pairs_gated"] = int(keep.sum())  # pairs the cosine gate kept (of n_pairs)
-    reps = bootstrap_means(per_pair, n_boot=n_boot, seed=seed, groups=groups)
-    if cfg.macro_average:
-        # the authors' Stage-11 RRstd: population std over *all* queries of each ASIN (no gate), then
-        # the mean over ASINs; its CI resamples ASINs
-        per_asin = M.rrstd_per_group(ranks, np.asarray(pairs.targets, dtype=object), cfg.rr_cutoff)
-        values["rrstd"] = M.mean_or_nan(per_asin)
-        reps["rrstd"] = bootstrap_means({"rrstd": per_asin}, n_boot=n_boot, seed=seed)["rrstd"]
+    values["n_bootstrap_units"] = design.n_units
+    reps = derive(bootstrap_design(design, n_boot=n_boot, seed=seed), cfg.k_values)
     ci = {k: percentile_ci(v) for k, v in reps.items()}
     return values, ci, reps
 
@@ -363,22 +350,50 @@ def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks
     return out
 
 
+def run_file_depth(cfg: TaskConfig) -> int:
+    """Documents per query in TREC runs: ``run_depth``, but never fewer than ``rr_cutoff``, so MRR (which
+    counts ranks up to ``rr_cutoff``) can be recomputed from the run alone (``pqb-harness score``)."""
+    return max(cfg.run_depth, cfg.rr_cutoff or 0)
+
+
 def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_name: str) -> list[str]:
-    """TREC run lines ``qid Q0 docid rank score run`` (top ``run_depth`` per query)."""
+    """TREC run lines ``qid Q0 docid rank score run`` (top :func:`run_file_depth` per query)."""
+    depth = run_file_depth(data.cfg)
     lines = []
     for qid, e in zip(data.pairs.query_ids, entries, strict=True):
-        for r, (d, s) in enumerate(zip(e.top_idx[: data.cfg.run_depth], e.top_scores, strict=False), start=1):
+        for r, (d, s) in enumerate(zip(e.top_idx[:depth], e.top_scores, strict=False), start=1):
             if d >= 0:
                 lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {float(s):.6f} {run_name}")
     return lines
 
 
+def qrels_lines(data: TaskData) -> list[str]:
+    """TREC qrels ``qid 0 docid 1``: one relevant document (the target) per query."""
+    return [f"{q} 0 {t} 1" for q, t in zip(data.pairs.query_ids, data.pairs.targets, strict=True)]
+
+
 # -- driver ----------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How finished ranks become a task's scores (shared by ``run`` and ``score``)."""
+
+    n_boot: int | None = None
+    seed: int | None = None
+    unit: str | None = None
+    log_samples: bool = False
+    run_name: str = "pqb"
+    embed: Callable | None = None
+    ties_known: bool = True
+    """False for ranks read from a TREC run: whether a tie touched the target is unknown."""
+    rewrite: Callable[..., list[str]] | None = None
+    """A defense's query rewriter ``(texts, corpus) -> texts``: its correction rate on error tasks is reported."""
+
+
 def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: int | None = None,
-             seed: int | None = None, log_samples: bool = False, run_name: str = "pqb", use_cache: bool = True,
-             embed: Callable | None = None,
+             seed: int | None = None, unit: str | None = None, log_samples: bool = False, run_name: str = "pqb",
+             use_cache: bool = True, embed: Callable | None = None,
              on_task: Callable[[str, TaskOutcome], None] | None = None) -> EvaluationOutput:  # fmt: skip
     """Rank and score the tasks of ``loaded`` (from :func:`load_tasks`), one task at a time.
 
@@ -386,51 +401,94 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
     each task finishes (the CLI writes a checkpoint there, so a killed run keeps its finished tasks).
     """
     out = EvaluationOutput()
-    depths = [d.cfg.run_depth for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
+    opts = ScoreOptions(
+        n_boot, seed, unit, log_samples, run_name, embed, rewrite=getattr(retriever, "rewrite", None)
+    )
+    depths = [run_file_depth(d.cfg) for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
     ranker = Ranker(retriever, depth=max([200, *depths]), use_cache=use_cache)
     for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
-        out.outcomes[name] = _finish_task(data, entries, n_boot, seed, log_samples, run_name, embed)
+        es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]
+        out.outcomes[name] = _finish_task(data, es, opts)
         if on_task is not None:
             on_task(name, out.outcomes[name])
     out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
     return out
 
 
-def bootstrap_settings(cfg: TaskConfig, n_boot: int | None, seed: int | None) -> tuple[int, int]:
-    """(replicates, seed) a task's CIs use: the command-line override, else the task's ``bootstrap``."""
+def bootstrap_settings(cfg: TaskConfig, n_boot: int | None, seed: int | None,
+                       unit: str | None = None) -> tuple[int, int, str]:  # fmt: skip
+    """(replicates, seed, unit) a task's CIs use: the command-line override, else the task's ``bootstrap``.
+
+    The unit is the one actually resampled: the authors' macro variant always resamples ASINs.
+    """
     return (
         cfg.bootstrap.get("n_boot", 1000) if n_boot is None else n_boot,
         cfg.bootstrap.get("seed", 0) if seed is None else seed,
+        effective_unit(cfg, cfg.bootstrap.get("unit", DEFAULT_UNIT) if unit is None else unit),
     )
 
 
-def _finish_task(data: TaskData, entries: dict, n_boot: int | None, seed: int | None,
-                 log_samples: bool, run_name: str, embed: Callable | None) -> TaskOutcome:  # fmt: skip
+def rewrite_values(data: TaskData, rewrite: Callable[..., list[str]]) -> dict[str, np.ndarray]:
+    """Per error pair: did the rewriter turn the error query into the clean one (``rewrite_corrected``),
+    and leave the clean query as it was (``rewrite_clean_kept``)? Compared case- and space-insensitively."""
+    pairs = data.pairs
+    if data.cfg.pair_type != "error" or not len(pairs.pair_a):
+        return {}
+
+    def norm(texts: Sequence[str]) -> list[str]:
+        return [" ".join(t.lower().split()) for t in texts]
+
+    clean = norm([pairs.queries[i] for i in pairs.pair_a])
+    fixed = norm(rewrite([pairs.queries[i] for i in pairs.pair_b], data.corpus))
+    kept = norm(rewrite([pairs.queries[i] for i in pairs.pair_a], data.corpus))
+    return {
+        "rewrite_corrected": np.asarray(
+            [f == c for f, c in zip(fixed, clean, strict=True)], dtype=np.float64
+        ),
+        "rewrite_clean_kept": np.asarray(
+            [k == c for k, c in zip(kept, clean, strict=True)], dtype=np.float64
+        ),
+    }
+
+
+def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
+                 counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
+    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts.
+
+    Without ``opts.ties_known`` (ranks read from a run file) ``ties_touch_target`` is not reported.
+    """
     t0 = time.perf_counter()
     cfg, pairs, corpus = data.cfg, data.pairs, data.corpus
-    es = [entries[(q, t)] for q, t in zip(pairs.queries, pairs.targets, strict=True)]
     ranks = np.asarray([e.rank for e in es], dtype=np.float64)
     ties = np.asarray([e.tie for e in es], dtype=bool)
-    boot_n, boot_seed = bootstrap_settings(cfg, n_boot, seed)
-    values, ci, reps = compute_task(data, ranks, n_boot=boot_n, seed=boot_seed, embed=embed)
+    boot_n, boot_seed, unit = bootstrap_settings(cfg, opts.n_boot, opts.seed, opts.unit)
+    extra = rewrite_values(data, opts.rewrite) if opts.rewrite is not None else None
+    values, ci, reps = compute_task(data, ranks, n_boot=boot_n, seed=boot_seed, unit=unit, embed=opts.embed,
+                                    extra=extra)  # fmt: skip
     counts = {
         "n_pairs": len(pairs.pair_a),
         "n_queries": len(pairs.queries),
         "ties_touch_target": int(ties.sum()),
         "n_targets_missing": int((target_indices(corpus, pairs.targets) < 0).sum()),
         "n_malformed": pairs.n_malformed,
+        "n_bootstrap_units": values.pop("n_bootstrap_units"),
+        **(counts_extra or {}),
     }
+    if not opts.ties_known:
+        del counts["ties_touch_target"]
     if "n_pairs_gated" in values:
         counts["n_pairs_gated"] = values.pop("n_pairs_gated")
     log.debug("%s metrics in %.2fs", cfg.task, time.perf_counter() - t0)
     return TaskOutcome(
         cfg=cfg, metrics=values, ci=ci, replicates=reps, counts=counts,
         breakdown=error_breakdown(data, ranks) if cfg.pair_type == "error" else None,
-        samples=task_samples(data, corpus, es, ranks) if log_samples else [],
-        trec=trec_lines(data, corpus, es, run_name) if log_samples else [],
+        samples=task_samples(data, corpus, es, ranks) if opts.log_samples else [],
+        trec=trec_lines(data, corpus, es, opts.run_name) if opts.log_samples else [],
         dataset={"path": data.dataset_path, "name": cfg.dataset_name, "revision": cfg.dataset_revision,
                  "fingerprint": data.fingerprint, "corpus": cfg.corpus, "corpus_fingerprint": corpus.fingerprint,
                  "n_docs": len(corpus)},
+        unit=unit, ranks=ranks, query_ids=list(pairs.query_ids),
+        qrels=qrels_lines(data) if opts.log_samples else [],
     )  # fmt: skip

@@ -20,12 +20,13 @@ from harness.leaderboard import (
     AVERAGE,
     EFFECTIVENESS_COLUMNS,
     LABELS,
-    ROBUSTNESS_COLUMNS,
+    PAIR_TYPES,
     domains_of,
     effectiveness_table,
     mark_extremes,
     model_table,
     pct,
+    robustness_columns,
     wide_table,
 )
 from pqb_dataset.io import atomic_write_text
@@ -223,7 +224,8 @@ def _domain_section(
         "syntactic": "Syntactic robustness — Flip@K, mean RRstd (lower is more robust)",
         "error": "Writing-error robustness — Deg@K, MRRdeg (lower is more robust)",
     }
-    for pair_type, metrics in ROBUSTNESS_COLUMNS.items():
+    for pair_type in PAIR_TYPES:
+        metrics = robustness_columns(tidy, pair_type, domain)
         table = wide_table(tidy, pair_type, metrics, domain)
         parts.append(f"<h3>{_esc(heads[pair_type])}</h3>")
         if table.empty:

@@ -57,9 +57,11 @@ from harness.leaderboard_tables import (
     mark_extremes,
     model_table,
     pct,
+    robustness_columns,
     robustness_markdown,
     table_csv_frame,
     table_markdown,
+    view_ks,
     wide_table,
 )
 from pqb_dataset.io import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file
@@ -93,11 +95,14 @@ __all__ = [
     "parse_task",
     "pct",
     "read_results_file",
+    "robustness_columns",
     "robustness_markdown",
     "select_newest",
     "table_csv_frame",
     "table_markdown",
+    "task_identity",
     "tidy_frame",
+    "view_ks",
     "wide_table",
     "write_leaderboard",
 ]
@@ -117,6 +122,7 @@ TIDY_COLUMNS: tuple[str, ...] = (
     "weights",
     "stand_in_for",
     "model_info",
+    "k_values",
     "task",
     "domain",
     "pair_type",
@@ -332,9 +338,33 @@ def _source_name(path: Path, roots: Sequence[Path]) -> str:
 
 
 def parse_task(task: str) -> tuple[str | None, str | None]:
-    """``pqb_error_video_games`` → ``("error", "video_games")``; other names → ``(None, None)``."""
+    """``pqb_error_video_games`` → ``("error", "video_games")``; other names → ``(None, None)``.
+
+    Only for files without a task config; :func:`task_identity` reads the config the run recorded.
+    """
     match = _TASK_RE.match(task)
     return (match.group(1), match.group(2)) if match else (None, None)
+
+
+def task_identity(run: Run, task: str) -> tuple[str | None, str, bool]:
+    """``(pair type, domain view, in the domain average)`` of one task, from the config the run recorded.
+
+    The shipped ``pqb_<pair_type>_<dataset_name>`` tasks are their dataset's domain and enter the
+    paper's domain averages; any other task (a variant, a release import, one a user defined with
+    ``--include_path``) is a view of its own, named by the task, with its own columns.
+    """
+    cfg = (run.data.get("configs") or {}).get(task) or {}
+    pair_type, dataset = cfg.get("pair_type"), cfg.get("dataset_name")
+    if pair_type is None:
+        pair_type, dataset = parse_task(task)
+    canonical = dataset is not None and task == f"pqb_{pair_type}_{dataset}"
+    return pair_type, (str(dataset) if canonical else task), canonical
+
+
+def task_k_values(run: Run, task: str) -> str:
+    """The task's cut-offs as recorded (``"1,5,10,20"``): which Flip@K / Deg@K columns its tables show."""
+    cfg = (run.data.get("configs") or {}).get(task) or {}
+    return ",".join(str(k) for k in cfg.get("k_values") or KS)
 
 
 def _run_order(run: Run) -> tuple[float, str, str, str]:
@@ -393,6 +423,7 @@ def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[
     """Equal-weight domain average for one model and pair type (see the module docstring)."""
     tasks = sorted(picks)
     runs = {id(r): r for r in picks.values()}
+    ks = task_k_values(picks[tasks[0]], tasks[0])
     blocks = {t: picks[t].data["results"][t] for t in tasks}
     n_total = sum(int(b.get("n_pairs", 0) or 0) for b in blocks.values())
     if len(runs) == 1:
@@ -403,6 +434,7 @@ def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[
             return [
                 {
                     **_base_row(run),
+                    "k_values": ks,
                     "task": pair_type,
                     "domain": AVERAGE,
                     "pair_type": pair_type,
@@ -423,6 +455,7 @@ def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[
         rows.append(
             {
                 **_base_row(newest),
+                "k_values": ks,
                 "run_file": ";".join(sorted(r.source for r in runs.values())),
                 "task": pair_type,
                 "domain": AVERAGE,
@@ -454,13 +487,14 @@ def tidy_frame(runs: Sequence[Run], *, all_runs: bool = False) -> pd.DataFrame:
             selected = chosen.get((run.model, task)) is run
             if not selected and not all_runs:
                 continue
-            pair_type, domain = parse_task(task)
+            pair_type, domain, _ = task_identity(run, task)
             for metric, value, lo, hi in _metric_rows(block):
                 rows.append(
                     {
                         **_base_row(run),
+                        "k_values": task_k_values(run, task),
                         "task": task,
-                        "domain": domain or task,
+                        "domain": domain,
                         "pair_type": pair_type,
                         "metric": metric,
                         "value": value,
@@ -473,8 +507,8 @@ def tidy_frame(runs: Sequence[Run], *, all_runs: bool = False) -> pd.DataFrame:
                 )
     by_model: dict[tuple[str, str], dict[str, Run]] = {}
     for (model, task), run in chosen.items():
-        pair_type, _ = parse_task(task)
-        if pair_type:
+        pair_type, _, canonical = task_identity(run, task)
+        if pair_type and canonical:
             by_model.setdefault((model, pair_type), {})[task] = run
     for (model, pair_type), picks in sorted(by_model.items()):
         rows.extend({**r, "selected": True} for r in _average_rows(model, pair_type, picks))
@@ -497,7 +531,7 @@ def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
     """
     rows: list[dict[str, Any]] = []
     for (model, task), run in sorted(select_newest(runs).items()):
-        pair_type, domain = parse_task(task)
+        pair_type, domain, _ = task_identity(run, task)
         if pair_type != "error":
             continue
         for by, strata in sorted(((run.data.get("breakdowns") or {}).get(task) or {}).items()):
@@ -577,13 +611,17 @@ def write_leaderboard(
     paper: bool = True,
     all_runs: bool = False,
     paper_tables: Path | None = None,
+    compare: bool = False,
+    compare_iters: int = 1000,
 ) -> LeaderboardOutputs:
     """Read results under ``inputs`` and write every leaderboard artifact to ``out_dir``.
 
     Writes ``leaderboard.{parquet,csv}`` (tidy), ``{syntactic,error}_robustness.{md,csv}``,
     ``effectiveness.{md,csv}``, ``error_breakdown.{md,csv}``, ``plots/``, ``index.html``,
-    ``paper_comparison.md`` and ``manifest.json`` (which run files were read, with hashes). Every
-    file is written atomically and deterministically: the same inputs give the same bytes.
+    ``paper_comparison.md`` and ``manifest.json`` (which run files were read, with hashes). With
+    ``compare``, ``significance.{md,csv}`` too, and ``†`` marks in the robustness tables
+    (:mod:`harness.leaderboard_significance`). Every file is written atomically and
+    deterministically: the same inputs give the same bytes.
     """
     out_dir = Path(out_dir)
     runs = load_runs(inputs)
@@ -597,9 +635,22 @@ def write_leaderboard(
     files.append(_write_csv(out_dir / "leaderboard.csv", tidy))
     for name, frame in all_table_frames(tidy).items():
         files.append(_write_csv(out_dir / f"{name}.csv", frame))
+    significant = None
+    if compare:
+        from harness.leaderboard_significance import (
+            significance_frame,
+            significance_markdown,
+            significant_cells,
+        )
+
+        sig = significance_frame(runs, tidy, n_boot=compare_iters, n_perm=compare_iters)
+        significant = significant_cells(sig)
+        files.append(_write_csv(out_dir / "significance.csv", sig))
+        atomic_write_text(out_dir / "significance.md", significance_markdown(sig, compare_iters))
+        files.append(out_dir / "significance.md")
     for pair_type in PAIR_TYPES:
         path = out_dir / f"{pair_type}_robustness.md"
-        atomic_write_text(path, robustness_markdown(tidy, pair_type))
+        atomic_write_text(path, robustness_markdown(tidy, pair_type, significant))
         files.append(path)
     atomic_write_text(out_dir / "effectiveness.md", effectiveness_markdown(tidy))
     files.append(out_dir / "effectiveness.md")

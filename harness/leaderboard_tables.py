@@ -61,6 +61,21 @@ LABELS: dict[str, str] = {
 # -- views of the tidy frame --------------------------------------------------------------------------
 
 
+def view_ks(tidy: pd.DataFrame, pair_type: str, domain: str) -> tuple[int, ...]:
+    """The cut-offs of one (pair type, domain) view, from the task configs the runs recorded."""
+    sel = tidy[tidy["selected"] & (tidy["pair_type"] == pair_type) & (tidy["domain"] == domain)]
+    if "k_values" not in sel or sel.empty:
+        return KS
+    ks = {int(k) for text in sel["k_values"].dropna().unique() for k in str(text).split(",") if k}
+    return tuple(sorted(ks)) or KS
+
+
+def robustness_columns(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> tuple[str, ...]:
+    """The paper's robustness columns of one view (Flip@K + RRstd, or Deg@K + MRRdeg) at its own K."""
+    prefix, last = ("flip", "rrstd") if pair_type == "syntactic" else ("deg", "mrr_deg")
+    return (*(f"{prefix}@{k}" for k in view_ks(tidy, pair_type, domain)), last)
+
+
 def domains_of(tidy: pd.DataFrame) -> list[str]:
     """The domains present, sorted, without the ``average`` pseudo-domain."""
     selected = tidy[tidy["selected"] & tidy["pair_type"].notna()]
@@ -192,8 +207,11 @@ def table_markdown(
     ci: bool = True,
     n_column: bool = True,
     extra: Mapping[str, Mapping[str, str]] | None = None,
+    significant: set[tuple[str, str]] | None = None,
 ) -> str:
-    """A GitHub markdown table; best value **bold**, worst <u>underlined</u>, 95% CI in brackets."""
+    """A GitHub markdown table; best value **bold**, worst <u>underlined</u>, 95% CI in brackets;
+    ``†`` after a value whose difference from the column's best is significant (``significant``:
+    ``{(model, metric)}``, from ``leaderboard --compare``)."""
     labels = {**LABELS, **(labels or {})}
     marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
     extra = extra or {}
@@ -202,7 +220,11 @@ def table_markdown(
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     for model, row in table.iterrows():
         cells = [display_name(str(model), row.get("stand_in_for"))]
-        cells += [_cell_md(row, m, marks.get((str(model), m)), ci=ci) for m in metrics]
+        cells += [
+            _cell_md(row, m, marks.get((str(model), m)), ci=ci)
+            + (" †" if (str(model), m) in (significant or ()) else "")
+            for m in metrics
+        ]
         if n_column:
             n = row.get("n")
             cells.append("–" if n is None or pd.isna(n) else str(int(n)))
@@ -286,9 +308,13 @@ def breakdown_markdown(frame: pd.DataFrame) -> str:
 # -- paper-style tables -------------------------------------------------------------------------------
 
 
-def robustness_markdown(tidy: pd.DataFrame, pair_type: str) -> str:
-    """The paper-style table for one pair type: the domain average first, then each domain."""
-    metrics = ROBUSTNESS_COLUMNS[pair_type]
+def robustness_markdown(
+    tidy: pd.DataFrame, pair_type: str, significant: set[tuple[str, str, str, str]] | None = None
+) -> str:
+    """The paper-style table for one pair type: the domain average first, then each domain view.
+
+    ``significant``: ``{(pair_type, domain, model, metric)}`` to mark ``†`` (``leaderboard --compare``).
+    """
     title = {
         "syntactic": "Syntactic robustness — Flip@K and mean RRstd (lower is more robust)",
         "error": "Writing-error robustness — Deg@K and MRRdeg (lower is more robust)",
@@ -296,6 +322,7 @@ def robustness_markdown(tidy: pd.DataFrame, pair_type: str) -> str:
     models = model_table(tidy).set_index("model") if not tidy.empty else pd.DataFrame()
     parts = [f"## {title}", "", _LEGEND, ""]
     for domain in [AVERAGE, *domains_of(tidy)]:
+        metrics = robustness_columns(tidy, pair_type, domain)
         table = wide_table(tidy, pair_type, metrics, domain)
         if table.empty:
             continue
@@ -307,12 +334,15 @@ def robustness_markdown(tidy: pd.DataFrame, pair_type: str) -> str:
         extra = None
         if domain == AVERAGE and not models.empty:
             extra = {"Domains": {m: str(models.loc[m, "domains"]) for m in table.index if m in models.index}}
-        parts += [f"### {heading}", "", table_markdown(table, metrics, lower_is_better=True, extra=extra), ""]
+        marks = {(m, k) for p, d, m, k in (significant or ()) if p == pair_type and d == domain}
+        md = table_markdown(table, metrics, lower_is_better=True, extra=extra, significant=marks)
+        parts += [f"### {heading}", "", md, ""]
     return "\n".join(parts)
 
 
 _LEGEND = (
-    "Values in %, 95% paired-bootstrap CI in brackets where the run reported one. "
+    "Values in %, 95% clustered-bootstrap CI in brackets where the run reported one (unit in the results file). "
+    "† = differs significantly from the column's best (p < 0.05, `leaderboard --compare`). "
     "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper."
 )
 
@@ -355,11 +385,14 @@ def all_table_frames(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
     frames: dict[str, pd.DataFrame] = {}
     domains = [AVERAGE, *domains_of(tidy)]
     for pair_type in PAIR_TYPES:
-        metrics = ROBUSTNESS_COLUMNS[pair_type]
-        parts = [
-            table_csv_frame(wide_table(tidy, pair_type, metrics, d), metrics, lower_is_better=True, domain=d)
-            for d in domains
-        ]
+        parts = []
+        for d in domains:
+            metrics = robustness_columns(tidy, pair_type, d)
+            parts.append(
+                table_csv_frame(
+                    wide_table(tidy, pair_type, metrics, d), metrics, lower_is_better=True, domain=d
+                )
+            )
         frames[f"{pair_type}_robustness"] = pd.concat(parts, ignore_index=True)
     metrics = [f"{p}:{m}" for p, m in EFFECTIVENESS_COLUMNS]
     parts = [

@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.leaderboard import AVERAGE, KS, display_name, domains_of
+from harness.leaderboard import AVERAGE, display_name, domains_of, view_ks
 from pqb_dataset.io import atomic_write_bytes
 
 _RC = {
@@ -87,6 +87,7 @@ def at_k_figure(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> Fi
     """Flip@K (syntactic) or Deg@K (error) against K per model, with the 95% CI as a band."""
     prefix = "flip" if pair_type == "syntactic" else "deg"
     frame = _metric_frame(tidy, pair_type, domain)
+    ks = view_ks(tidy, pair_type, domain)
     if frame.empty:
         return None
     models = sorted(frame.index.get_level_values("model").unique())
@@ -94,10 +95,10 @@ def at_k_figure(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> Fi
     fig = Figure(figsize=(6.4, 4.0))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    xs = list(range(len(KS)))
+    xs = list(range(len(ks)))
     for model in models:
         color, marker = styles[model]
-        points = [(x, _value(frame, model, f"{prefix}@{k}")) for x, k in zip(xs, KS, strict=True)]
+        points = [(x, _value(frame, model, f"{prefix}@{k}")) for x, k in zip(xs, ks, strict=True)]
         points = [(x, y) for x, y in points if y is not None]
         if not points:
             continue
@@ -108,13 +109,13 @@ def at_k_figure(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> Fi
                 _value(frame, model, f"{prefix}@{k}", "ci_low"),
                 _value(frame, model, f"{prefix}@{k}", "ci_high"),
             )
-            for x, k in zip(xs, KS, strict=True)
+            for x, k in zip(xs, ks, strict=True)
         ]
         band = [(x, lo, hi) for x, lo, hi in band if lo is not None and hi is not None]
         if band:
             bx, lo, hi = zip(*band, strict=True)
             ax.fill_between(bx, lo, hi, color=color, alpha=0.15, linewidth=0)
-    ax.set_xticks(xs, [str(k) for k in KS])
+    ax.set_xticks(xs, [str(k) for k in ks])
     ax.set_xlabel("K (cut-off)")
     metric = "Flip@K" if prefix == "flip" else "Deg@K"
     what = "syntactic pairs" if pair_type == "syntactic" else "writing-error pairs"

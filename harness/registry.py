@@ -220,6 +220,16 @@ def _type_problem(default: Any, value: Any) -> str | None:
     return None
 
 
+REWRITER_ARG = "rewriter"
+"""``--model_args rewriter=<name>`` wraps any model in a query rewriter (:mod:`harness.retrievers.rewriting`)."""
+
+
+def system_name(name: str, model_args: Mapping[str, Any] | None) -> str:
+    """What results and the leaderboard call the system: ``bm25``, or ``bm25+symspell`` with a defense."""
+    rewriter = (model_args or {}).get(REWRITER_ARG)
+    return f"{name}+{rewriter}" if rewriter else name
+
+
 def create_retriever(
     name: str,
     model_args: str | Mapping[str, Any] | None = None,
@@ -237,6 +247,13 @@ def create_retriever(
         if model_args is None or isinstance(model_args, str)
         else dict(model_args)
     )
+    rewriter = args.pop(REWRITER_ARG, None)
+    if rewriter is not None:
+        from harness.retrievers.rewriting import RewritingRetriever
+        from harness.rewriters import make_rewriter
+
+        wrap = make_rewriter(str(rewriter))  # an unknown rewriter is refused before the model loads
+        return RewritingRetriever(create_retriever(name, args, device=device, batch_size=batch_size), wrap)
     _, cls, kwargs = resolve_model(name, args)
     check_model_args(name, cls, kwargs)
     params = inspect.signature(cls).parameters

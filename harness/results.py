@@ -26,7 +26,8 @@ from harness.task_registry import TaskRegistry
 from pqb_dataset import settings
 from pqb_dataset.io import atomic_write_json, atomic_write_text
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
+"""1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip."""
 RESULTS_GLOB = "results_*.json"
 CHECKPOINT_GLOB = "checkpoint_*.json"
 """A run's finished tasks so far (plus their bootstrap replicates), rewritten after each task and
@@ -38,7 +39,11 @@ COUNT_KEYS = (
     "n_targets_missing",
     "n_malformed",
     "n_pairs_gated",
+    "n_bootstrap_units",
+    "n_queries_missing_from_run",
 )
+REWRITE_METRICS = ("rewrite_corrected", "rewrite_clean_kept")
+"""A defense's own rates on error tasks (``harness.evaluator.rewrite_values``)."""
 
 
 def sanitize_model_name(name: str) -> str:
@@ -61,12 +66,12 @@ def git_hash() -> str | None:
     return out.stdout.strip() or None
 
 
-def _clean(value: Any) -> Any:
+def clean_json(value: Any) -> Any:
     """NaN/inf -> None, numpy scalars -> Python, recursively (strict JSON)."""
     if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): clean_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [clean_json(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -78,22 +83,25 @@ def _clean(value: Any) -> Any:
 
 
 def task_entry(o: TaskOutcome) -> dict[str, Any]:
+    """One task's scores: every metric with its clustered-bootstrap CI, the counts and the unit."""
     entry: dict[str, Any] = {"alias": o.cfg.task}
-    entry.update({m: o.metrics.get(m) for m in o.cfg.metric_names()})
-    entry.update({f"{m}_ci": list(o.ci.get(m, (None, None))) for m in o.cfg.robustness_metric_names()})
+    names = [*o.cfg.metric_names(), *(m for m in REWRITE_METRICS if m in o.metrics)]
+    entry.update({m: o.metrics.get(m) for m in names})
+    entry.update({f"{m}_ci": list(o.ci.get(m, (None, None))) for m in names})
     entry.update(o.counts)
+    entry["bootstrap_unit"] = o.unit
     return entry
 
 
-def group_entry(name: str, members: list[str], results: dict, reps: dict[str, dict[str, np.ndarray]]) -> dict:
-    """Equal-weight mean over the member tasks that ran; CIs from averaged bootstrap replicates."""
+def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, dict[str, np.ndarray]]) -> dict:
+    """Equal-weight mean over ``members`` (tasks of one pair type); CIs from their averaged replicates."""
     entry: dict[str, Any] = {"alias": name}
     metric_keys = sorted(
         {
             k
             for m in members
-            for k in results[m]
-            if k not in {"alias", *COUNT_KEYS} and not k.endswith("_ci") and k != "reused_from"
+            for k, v in results[m].items()
+            if k not in {"alias", *COUNT_KEYS} and not k.endswith("_ci") and not isinstance(v, str)
         }
     )
     for key in metric_keys:
@@ -101,7 +109,7 @@ def group_entry(name: str, members: list[str], results: dict, reps: dict[str, di
         vals = [v for v in vals if v is not None]
         entry[key] = float(np.mean(vals)) if vals else None
         have = [reps.get(m, {}).get(key) for m in members if key in results[m]]
-        if f"{key}_ci" in results[members[0]] or any(f"{key}_ci" in results[m] for m in members):
+        if any(f"{key}_ci" in results[m] for m in members):
             ok = all(h is not None and h.size for h in have)
             entry[f"{key}_ci"] = (
                 list(percentile_ci(np.mean(np.stack(have), axis=0))) if ok and have else [None, None]
@@ -109,7 +117,34 @@ def group_entry(name: str, members: list[str], results: dict, reps: dict[str, di
     for key in COUNT_KEYS:
         if any(key in results[m] for m in members):
             entry[key] = int(sum(results[m].get(key, 0) for m in members))
+    units = {results[m].get("bootstrap_unit") for m in members}
+    if len(units) == 1 and None not in units:
+        entry["bootstrap_unit"] = units.pop()
     return entry
+
+
+def group_entry(name: str, members: list[str], results: dict, reps: dict[str, dict[str, np.ndarray]],
+                pair_types: Mapping[str, str]) -> dict:  # fmt: skip
+    """A group's scores. Tasks of one pair type: their equal-weight mean (``pair_type`` says which).
+
+    A group whose members are of both pair types (``pqb``) is never averaged across them — Flip@K of
+    syntactic pairs and of error pairs measure different things — but reports each pair type's mean
+    side by side under ``by_pair_type``.
+    """
+    by_type: dict[str, list[str]] = {}
+    for m in members:
+        by_type.setdefault(pair_types[m], []).append(m)
+    if len(by_type) == 1:
+        ((pair_type, tasks),) = by_type.items()
+        return {**_mean_entry(name, tasks, results, reps), "pair_type": pair_type}
+    return {
+        "alias": name,
+        "pair_type": "mixed",
+        "by_pair_type": {
+            pt: {**_mean_entry(f"{name}/{pt}", tasks, results, reps), "pair_type": pt}
+            for pt, tasks in sorted(by_type.items())
+        },
+    }
 
 
 def build_results(
@@ -134,7 +169,7 @@ def build_results(
     reused = reused or {}
     res: dict[str, Any] = {k: {} for k in ("results", "groups", "group_subtasks", "configs", "versions",
                                             "higher_is_better", "n-samples", "breakdowns", "skipped",
-                                            "task_hashes", "dataset", "resume")}  # fmt: skip
+                                            "task_hashes", "dataset", "resume", "ranks")}  # fmt: skip
     for name, previous in reused.items():
         _copy_task(res, previous, name)
     for name, o in sorted(output.outcomes.items()):
@@ -147,7 +182,8 @@ def build_results(
         members = [t for t in registry.expand(g) if t in res["results"]]
         if members:
             res["group_subtasks"][g] = members
-            res["groups"][g] = group_entry(g, members, res["results"], reps)
+            types = {m: res["configs"][m]["pair_type"] for m in members}
+            res["groups"][g] = group_entry(g, members, res["results"], reps, types)
             res["versions"][g] = registry.groups[g].metadata.get("version") if g in registry.groups else None
     res.update(
         schema_version=SCHEMA_VERSION,
@@ -157,7 +193,24 @@ def build_results(
         total_evaluation_time_seconds=round(finished - started, 3),
         pqb_version=harness.__version__,
     )
-    return _clean(res)
+    return clean_json(res)
+
+
+def ranks_entry(query_ids: list[str], ranks: np.ndarray) -> dict[str, list]:
+    """``{"query_id": [...], "rank": [int | null]}``: what ``compare`` pairs two systems on (null = unranked)."""
+    return {
+        "query_id": list(query_ids),
+        "rank": [int(r) if np.isfinite(r) else None for r in np.asarray(ranks, dtype=np.float64)],
+    }
+
+
+def stored_ranks(results: Mapping[str, Any], task: str) -> dict[str, float]:
+    """``{query id: rank}`` of one task from a results file (``inf`` = unranked); ``{}`` if not stored."""
+    entry = (results.get("ranks") or {}).get(task) or {}
+    return {
+        q: (float("inf") if r is None else float(r))
+        for q, r in zip(entry.get("query_id", []), entry.get("rank", []), strict=True)
+    }
 
 
 def _add_task(res: dict, name: str, o: TaskOutcome) -> None:
@@ -169,12 +222,14 @@ def _add_task(res: dict, name: str, o: TaskOutcome) -> None:
     res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": effective}
     res["task_hashes"][name] = o.cfg.hash()
     res["dataset"][name] = o.dataset
+    if o.ranks is not None:
+        res["ranks"][name] = ranks_entry(o.query_ids, o.ranks)
     if o.breakdown is not None:
         res["breakdowns"][name] = o.breakdown
 
 
 TASK_SECTIONS = ("results", "configs", "versions", "higher_is_better", "n-samples", "breakdowns",
-                 "task_hashes", "dataset", "resume")  # fmt: skip
+                 "task_hashes", "dataset", "resume", "ranks")  # fmt: skip
 """Top-level keys that hold one entry per task (what a reused task is copied with)."""
 
 
@@ -203,11 +258,15 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
             p = folder / f"samples_{name}_{stamp}.jsonl"
             atomic_write_text(
                 p,
-                "".join(json.dumps(_clean(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples),
+                "".join(
+                    json.dumps(clean_json(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples
+                ),
             )
             t = folder / f"run_{name}_{stamp}.trec"
             atomic_write_text(t, "\n".join(o.trec) + ("\n" if o.trec else ""))
-            extra += [p, t]
+            q = folder / f"qrels_{name}_{stamp}.txt"
+            atomic_write_text(q, "\n".join(o.qrels) + ("\n" if o.qrels else ""))
+            extra += [p, t, q]
     return path, extra
 
 
@@ -278,7 +337,19 @@ def newest_results(output_path: Path, model: str) -> Path | None:
 
 # -- summary -----------------------------------------------------------------------------------------------
 
-SUMMARY_COLUMNS = ("flip@10", "rrstd", "deg@10", "mrr_deg", "hit@10", "mrr", "hit@10_clean", "hit@10_error")
+SUMMARY_COLUMNS = ("flip@10", "flip@10_ratio", "rrstd", "deg@10", "mrr_deg", "hit@10", "mrr", "hit@10_clean",
+                   "hit@10_error", "rewrite_corrected")  # fmt: skip
+
+
+def flat_groups(groups: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Group scores one pair type each: a mixed group (``pqb``) becomes ``pqb/syntactic`` and ``pqb/error``."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for name, entry in groups.items():
+        for pt, sub in (entry.get("by_pair_type") or {}).items():
+            out[f"{name}/{pt}"] = sub
+        if "by_pair_type" not in entry:
+            out[name] = entry
+    return out
 
 
 def _fmt(entry: Mapping[str, Any], key: str) -> str:
@@ -294,14 +365,11 @@ def _fmt(entry: Mapping[str, Any], key: str) -> str:
 
 def summary_table(results: Mapping[str, Any]) -> str:
     """Markdown table: rows = tasks then groups, columns = main metrics ×100 with 95% CIs."""
-    cols = [
-        c
-        for c in SUMMARY_COLUMNS
-        if any(c in e for sec in ("results", "groups") for e in results[sec].values())
-    ]
+    sections = {"results": results["results"], "groups": flat_groups(results["groups"])}
+    cols = [c for c in SUMMARY_COLUMNS if any(c in e for sec in sections.values() for e in sec.values())]
     lines = ["| task | n pairs | " + " | ".join(cols) + " |", "|---|---:|" + "---:|" * len(cols)]
-    for sec in ("results", "groups"):
-        for name, e in sorted(results[sec].items()):
+    for sec, entries in sections.items():
+        for name, e in sorted(entries.items()):
             label = f"**{name}**" if sec == "groups" else name
             lines.append(
                 f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + " |"

@@ -2,7 +2,7 @@
 
 A task's *resume key* (:func:`resume_inputs`) is stored in every results file and checkpoint under
 ``resume``. It holds the content fingerprints of the evaluated rows and of the corpus, ``--limit``,
-the effective bootstrap settings, the model and the settings it scores with, the task settings that
+the effective bootstrap settings (replicates, seed and the unit resampled), the model and the settings it scores with, the task settings that
 shape metrics (k_values, rr_cutoff, variants, ...), the pinned tie rule and the harness version. A
 task is reused from the newest earlier file (results or checkpoint of a killed run) whose key is
 equal; otherwise it is recomputed and :func:`plan_resume` says why (the first differing inputs).
@@ -29,17 +29,17 @@ SHAPING_TASK_FIELDS = (
 
 
 def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, Any], limit: int | None,
-                  n_boot: int | None, seed: int | None) -> dict[str, Any]:  # fmt: skip
+                  n_boot: int | None, seed: int | None, unit: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The resume key of one task: JSON-able, compared for equality (see the module docstring)."""
     import harness
 
-    boot_n, boot_seed = bootstrap_settings(data.cfg, n_boot, seed)
+    boot_n, boot_seed, boot_unit = bootstrap_settings(data.cfg, n_boot, seed, unit)
     cfg = data.cfg.to_dict()
     return json.loads(json.dumps({
         "dataset_fingerprint": data.fingerprint,
         "corpus_fingerprint": data.corpus.fingerprint,
         "limit": limit,
-        "bootstrap": {"n_boot": boot_n, "seed": boot_seed},
+        "bootstrap": {"n_boot": boot_n, "seed": boot_seed, "unit": boot_unit},
         "model": model,
         "model_settings": dict(model_settings),
         "task": {k: cfg[k] for k in SHAPING_TASK_FIELDS},

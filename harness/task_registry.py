@@ -52,7 +52,8 @@ class TaskConfig:
         rr_cutoff: RR is 1/rank within the top ``rr_cutoff`` (paper: 200), else 0.
         main_score: the metric the summary and leaderboard sort by.
         metric_list: ``[{metric, aggregation, higher_is_better}]``; defaults to every metric of the pair type.
-        bootstrap: ``{n_boot, seed}`` for the paired bootstrap CIs.
+        bootstrap: ``{n_boot, seed, unit}`` for the clustered bootstrap CIs (``unit``: what is resampled,
+            ``pair``, ``target`` (default) or ``user``; ``--bootstrap_unit`` overrides it).
         macro_average: the authors' variant: average per target ASIN first, then over ASINs; RRstd is
             then the std over all queries of an ASIN (reference spec §1.2). Syntactic tasks only.
         similarity_gate: the authors' variant: keep pairs with query cosine ≥ this value (needs
@@ -99,15 +100,22 @@ class TaskConfig:
     def metric_names(self) -> list[str]:
         """Result keys this task reports, in order (see docs/results.md)."""
         ks = self.k_values
+        ceiling = [f"flip@{k}_{kind}" for k in ks for kind in ("expected", "ratio")]
         if self.pair_type == "syntactic":
-            return [f"flip@{k}" for k in ks] + ["rrstd"] + [f"hit@{k}" for k in ks] + ["mrr", "ndcg@10"]
-        names = [f"deg@{k}" for k in ks] + ["mrr_deg"] + [f"flip@{k}" for k in ks] + ["rrstd"]
+            return (
+                [f"flip@{k}" for k in ks]
+                + ["rrstd"]
+                + ceiling
+                + [f"hit@{k}" for k in ks]
+                + ["mrr", "ndcg@10"]
+            )
+        names = [f"deg@{k}" for k in ks] + ["mrr_deg"] + [f"flip@{k}" for k in ks] + ["rrstd"] + ceiling
         for side in ("clean", "error"):
             names += [f"hit@{k}_{side}" for k in ks] + [f"mrr_{side}", f"ndcg@10_{side}"]
         return names
 
     def robustness_metric_names(self) -> list[str]:
-        """Metrics that get bootstrap CIs (the per-pair ones)."""
+        """The per-pair robustness metrics (the paper's tables); every metric gets a CI, not only these."""
         ks = self.k_values
         deg = [f"deg@{k}" for k in ks] + ["mrr_deg"] if self.pair_type == "error" else []
         return deg + [f"flip@{k}" for k in ks] + ["rrstd"]
@@ -115,7 +123,7 @@ class TaskConfig:
     def higher_is_better(self) -> dict[str, bool]:
         out = {
             m: not (m.startswith(("flip@", "deg@")) or m in {"rrstd", "mrr_deg"}) for m in self.metric_names()
-        }
+        }  # flip@K_expected / flip@K_ratio are lower-is-better too: less movement than the ceiling predicts
         for item in self.metric_list:
             out[item["metric"]] = bool(item.get("higher_is_better", out.get(item["metric"], True)))
         return out
@@ -250,8 +258,12 @@ def check_task_values(data: dict[str, Any], source: str) -> None:
 
 
 def _check_bootstrap(boot: Any, fail: Callable[[str, str], NoReturn]) -> None:
-    if not isinstance(boot, dict) or set(boot) - {"n_boot", "seed"}:
-        fail("bootstrap", "must be a mapping with keys n_boot and seed")
+    from harness.bootstrap import UNITS
+
+    if not isinstance(boot, dict) or set(boot) - {"n_boot", "seed", "unit"}:
+        fail("bootstrap", "must be a mapping with keys n_boot, seed and unit")
+    if "unit" in boot and boot["unit"] not in UNITS:
+        fail("bootstrap", f"unit must be one of {', '.join(UNITS)}")
     if "n_boot" in boot and not (_is_int(boot["n_boot"]) and boot["n_boot"] >= 0):
         fail("bootstrap", "n_boot must be an integer >= 0 (0 = no confidence intervals)")
     if "seed" in boot and not (_is_int(boot["seed"]) and boot["seed"] >= 0):

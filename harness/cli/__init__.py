@@ -25,6 +25,8 @@ SUBCOMMANDS: dict[str, str] = {
     "validate": "harness.cli.validate",
     "leaderboard": "harness.cli.leaderboard",
     "compare-paper": "harness.cli.compare_paper",
+    "compare": "harness.cli.compare",
+    "score": "harness.cli.score",
 }
 
 

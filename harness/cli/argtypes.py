@@ -35,3 +35,11 @@ def non_negative_int(value: str) -> int:
 def batch_size(value: str) -> int | str:
     """``auto`` or an integer >= 1."""
     return value if value == "auto" else positive_int(value)
+
+
+def add_bootstrap_unit(p: argparse.ArgumentParser) -> None:
+    """``--bootstrap_unit`` (shared by ``run`` and ``score``): what the clustered bootstrap resamples."""
+    from harness.bootstrap import UNITS
+
+    p.add_argument("--bootstrap_unit", choices=UNITS, default=None,
+                   help="what the bootstrap resamples: whole pairs, target ASINs (default: task's, target) or users")  # fmt: skip

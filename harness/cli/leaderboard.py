@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib plots")
     p.add_argument("--no-html", action="store_true", help="skip index.html")
     p.add_argument("--no-paper", action="store_true", help="skip paper_comparison.md")
+    p.add_argument("--compare", action="store_true",
+                   help="test each system against each column's best (paired CIs, p-values); marks † in tables")  # fmt: skip
+    p.add_argument("--compare-iters", type=int, default=1000, help="bootstrap replicates and permutations")
     p.add_argument(
         "--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)"
     )
@@ -45,10 +48,13 @@ def run(args: argparse.Namespace) -> int:
         paper=not args.no_paper,
         all_runs=args.all_runs,
         paper_tables=args.paper_tables,
+        compare=args.compare,
+        compare_iters=args.compare_iters,
     )
     print(f"read {len(outputs.runs)} results file(s); models: {', '.join(outputs.models)}")
     print(f"wrote {len(outputs.files)} files to {outputs.out_dir}")
-    for name in ("syntactic_robustness.md", "error_robustness.md", "index.html", "paper_comparison.md"):
+    for name in ("syntactic_robustness.md", "error_robustness.md", "significance.md", "index.html",
+                 "paper_comparison.md"):  # fmt: skip
         if (outputs.out_dir / name).exists():
             print(f"  {outputs.out_dir / name}")
     if args.push:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.cli.argtypes import batch_size, non_negative_int, positive_int
+from harness.cli.argtypes import add_bootstrap_unit, batch_size, non_negative_int, positive_int
 from harness.errors import DataError, UsageError
 
 HELP = "Evaluate a retriever on PQB tasks and write results_<timestamp>.json."
@@ -49,6 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="always: recompute; never: refuse if results exist; only-missing: reuse finished tasks")  # fmt: skip
     p.add_argument("--bootstrap_iters", type=non_negative_int, default=None,
                    help="bootstrap replicates (default: task's, 1000); 0 = no confidence intervals")  # fmt: skip
+    add_bootstrap_unit(p)
     p.add_argument("--strict", action="store_true", help="fail if any requested task is skipped")
     p.add_argument(
         "--no_run_cache", action="store_true", help="re-rank every query instead of reading the run cache"
@@ -77,14 +78,20 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
-def _previous(args: argparse.Namespace, wanted: list[str]) -> list[Any]:
+def bootstrap_config(args: argparse.Namespace) -> dict[str, Any]:
+    """``config.bootstrap``: the command-line overrides (``None`` = each task's own) and the method."""
+    return {"n_boot": args.bootstrap_iters, "seed": args.seed, "unit": args.bootstrap_unit,
+            "method": "clustered paired percentile"}  # fmt: skip
+
+
+def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[Any]:
     """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
     from harness.results import sanitize_model_name
     from harness.resume import load_previous_runs
 
     if args.overwrite == "always":
         return []
-    runs = load_previous_runs(Path(args.output_path) / sanitize_model_name(args.model))
+    runs = load_previous_runs(Path(args.output_path) / sanitize_model_name(system))
     done = sorted(
         {t for r in runs if r.path.name.startswith("results_") for t in wanted if t in r.data["results"]}
     )
@@ -134,13 +141,15 @@ def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
     return model.encode_queries
 
 
-def _tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
+def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
     from harness.task_registry import TaskRegistry, split_task_list
 
     registry = TaskRegistry(args.include_path)
     names, groups = registry.resolve(split_task_list(args.tasks))
     tasks = [registry.tasks[t] for t in names]
-    if args.gate_model:  # recorded in each gated task's config, so results name the model that gated
+    if getattr(
+        args, "gate_model", None
+    ):  # recorded in each gated task's config, so results name the model that gated
         tasks = [
             replace(t, gate_model=args.gate_model) if t.similarity_gate is not None else t for t in tasks
         ]
@@ -149,7 +158,7 @@ def _tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
 
 def _run(args: argparse.Namespace) -> int:
     from harness.evaluator import EvaluationOutput, evaluate, load_tasks
-    from harness.registry import create_retriever, parse_model_args
+    from harness.registry import create_retriever, parse_model_args, system_name
     from harness.results import (
         build_results,
         checkpoint_path,
@@ -165,23 +174,25 @@ def _run(args: argparse.Namespace) -> int:
     if args.bootstrap_iters == 0:
         print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])",
               file=sys.stderr)  # fmt: skip
-    registry, tasks, groups = _tasks(args)
-    runs = _previous(args, [t.task for t in tasks])
+    registry, tasks, groups = resolve_tasks(args)
     model_args = parse_model_args(args.model_args)
+    system = system_name(args.model, model_args)
+    runs = _previous(args, system, [t.task for t in tasks])
     retriever = create_retriever(args.model, model_args, device=args.device, batch_size=args.batch_size)
     loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
     if not loaded:
         raise DataError(f"no task could run; skipped: {skipped}")
     if args.strict and skipped:
         raise DataError(f"--strict and {len(skipped)} task(s) skipped: {skipped}")
-    keys = {n: resume_inputs(d, model=args.model, model_settings=retriever.cache_settings(), limit=args.limit,
-                             n_boot=args.bootstrap_iters, seed=args.seed) for n, d in loaded.items()}  # fmt: skip
+    keys = {n: resume_inputs(d, model=system, model_settings=retriever.cache_settings(), limit=args.limit,
+                             n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit)
+            for n, d in loaded.items()}  # fmt: skip
     reuse = {t: r.as_source() for t, r in _plan(args, keys, runs).items()}
     todo = {n: d for n, d in loaded.items() if n not in reuse}
     config = {
-        "model": args.model, "model_args": model_args,
+        "model": system, "model_args": model_args,
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": args.device,
-        "batch_size": args.batch_size, "bootstrap": {"n_boot": args.bootstrap_iters, "seed": args.seed, "method": "paired percentile"},
+        "batch_size": args.batch_size, "bootstrap": bootstrap_config(args),
         "numeric_environment": numeric_environment(),
     }  # fmt: skip
 
@@ -190,7 +201,7 @@ def _run(args: argparse.Namespace) -> int:
         return build_results(output, registry=registry, groups=groups, config={**config, **stats}, started=started,
                              finished=time.time(), resume=keys, reused=reuse)  # fmt: skip
 
-    ckpt = checkpoint_path(Path(args.output_path), args.model, stamp)
+    ckpt = checkpoint_path(Path(args.output_path), system, stamp)
     done = EvaluationOutput(skipped=skipped)
 
     def on_task(name: str, outcome: Any) -> None:  # a killed run keeps every finished task
@@ -199,12 +210,13 @@ def _run(args: argparse.Namespace) -> int:
 
     output = EvaluationOutput(stats={"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0})
     if todo:
-        output = evaluate(retriever, todo, n_boot=args.bootstrap_iters, seed=args.seed, log_samples=args.log_samples,
-                          run_name=args.model, use_cache=not args.no_run_cache,
+        output = evaluate(retriever, todo, n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit,
+                          log_samples=args.log_samples, run_name=system,
+                          use_cache=not args.no_run_cache,
                           embed=_gate_embedder([d.cfg for d in todo.values()], args), on_task=on_task)  # fmt: skip
     output.skipped = skipped
     results = results_of(output)
-    path, extra = write_results(results, Path(args.output_path), args.model, output.outcomes, args.log_samples,
+    path, extra = write_results(results, Path(args.output_path), system, output.outcomes, args.log_samples,
                                 stamp=stamp)  # fmt: skip
     for used in {
         ckpt,

@@ -1,0 +1,89 @@
+"""``pqb-harness score --run run.trec[,run_error.trec] --tasks ...``: every PQB metric from TREC runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.cli.argtypes import add_bootstrap_unit, non_negative_int, positive_int
+
+HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
+EPILOG = """examples:
+  pqb-harness score --run anserini.trec --tasks pqb --name anserini-bm25 --output_path results/
+  pqb-harness score --run clean.trec,typos.trec --tasks pqb_error_video_games --name my-system
+
+Query ids are the dataset rows' ids (clean side) and <id>_error (typo'd side); the harness writes them
+in its own runs and in qrels_<task>_<ts>.txt (--log_samples). With two files the second is the error
+side and may use the plain row ids. A query missing from the runs counts as a miss (no hit, RR 0).
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--run", required=True, help="run file, or two comma-separated: all queries, error side")
+    p.add_argument("--tasks", default="pqb", help="comma list of tasks, groups or tags (default: pqb)")
+    p.add_argument("--name", default=None, help="system name in results (default: the run's tag column)")
+    p.add_argument("--output_path", default="results", help="folder for <name>/results_<timestamp>.json")
+    p.add_argument("--include_path", action="append", default=[], help="extra folder of task YAMLs")
+    p.add_argument(
+        "--dataset_path", default=None, help="local dataset folder or Hub id overriding the tasks'"
+    )
+    p.add_argument(
+        "--limit", type=positive_int, default=None, help="score only the first N rows of each task"
+    )
+    p.add_argument("--bootstrap_iters", type=non_negative_int, default=None, help="bootstrap replicates")
+    p.add_argument("--seed", type=non_negative_int, default=None, help="bootstrap seed (default: task's)")
+    add_bootstrap_unit(p)
+    p.add_argument(
+        "--log_samples", action="store_true", help="also write samples, the run per task and qrels"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.cli.run import bootstrap_config, resolve_tasks
+    from harness.errors import DataError
+    from harness.evaluator import EvaluationOutput, ScoreOptions, _finish_task, load_tasks
+    from harness.external_runs import read_runs, run_entries
+    from harness.results import build_results, summary_table, timestamp, write_results
+    from harness.resume import resume_inputs
+
+    started, stamp = time.time(), timestamp()
+    trec = read_runs([Path(p.strip()) for p in args.run.split(",") if p.strip()])
+    name = args.name or trec.tag or "external"
+    registry, tasks, groups = resolve_tasks(args)
+    loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
+    if not loaded:
+        raise DataError(f"no task could be scored; skipped: {skipped}")
+    opts = ScoreOptions(
+        args.bootstrap_iters, args.seed, args.bootstrap_unit, args.log_samples, name, ties_known=False
+    )
+    output = EvaluationOutput(skipped=skipped)
+    missing: dict[str, int] = {}
+    for task, data in sorted(loaded.items()):
+        entries, missing[task] = run_entries(data, trec)
+        output.outcomes[task] = _finish_task(
+            data, entries, opts, {"n_queries_missing_from_run": missing[task]}
+        )
+        if missing[task]:
+            print(f"note: {task}: {missing[task]} of {len(entries)} queries are not in the run; counted as misses",
+                  file=sys.stderr)  # fmt: skip
+    settings = {"run_files": [f["sha256"] for f in trec.files]}
+    keys = {t: resume_inputs(d, model=name, model_settings=settings, limit=args.limit, n_boot=args.bootstrap_iters,
+                             seed=args.seed, unit=args.bootstrap_unit) for t, d in loaded.items()}  # fmt: skip
+    config: dict[str, Any] = {
+        "model": name, "model_args": {}, "model_info": {"name": name, "external_run": True},
+        "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": None, "batch_size": None,
+        "bootstrap": bootstrap_config(args),
+        "external_run": {"files": trec.files, "missing_query": "counted as a miss: unranked, no hit, RR 0",
+                         "n_queries_missing": missing},
+    }  # fmt: skip
+    results = build_results(output, registry=registry, groups=groups, config=config, started=started,
+                            finished=time.time(), resume=keys)  # fmt: skip
+    path, extra = write_results(
+        results, Path(args.output_path), name, output.outcomes, args.log_samples, stamp=stamp
+    )
+    print(summary_table(results))
+    print(f"\nresults: {path}" + (f" (+{len(extra)} samples/run files)" if extra else ""))
+    return 0

@@ -1,0 +1,75 @@
+"""Groups never mix pair types: ``syntactic`` and ``error`` are means over one pair type, ``pqb`` reports
+the two side by side (never their mean), and schema 1.1 rejects a group that averages both."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pqb_fixtures import make_tiny_dataset
+
+from harness.cli import main
+from harness.errors import ResultsSchemaError
+from harness.results import group_entry, load_results, validate_results
+
+METRICS = ("flip@10", "rrstd", "hit@10", "mrr")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    ds = make_tiny_dataset(tmp_path_factory.mktemp("ds"), ("video_games", "baby_products"))
+    out = tmp_path_factory.mktemp("res")
+    assert main(["run", "--model", "random", "--tasks", "pqb", "--dataset_path", str(ds), "--output_path", str(out),
+                 "--bootstrap_iters", "50", "--no-progress"]) == 0  # fmt: skip
+    return load_results(next((out / "random").glob("results_*.json")))
+
+
+def test_every_group_holds_one_pair_type(results):
+    for name, entry in results["groups"].items():
+        members = results["group_subtasks"][name]
+        types = {results["configs"][t]["pair_type"] for t in members}
+        if len(types) == 1:
+            assert entry["pair_type"] == types.pop()
+            assert "by_pair_type" not in entry
+        else:
+            assert entry["pair_type"] == "mixed" and set(entry["by_pair_type"]) == types
+            assert not any(m in entry or f"{m}_ci" in entry for m in METRICS)  # no cross-type mean
+
+
+def test_pqb_reports_the_subgroups_side_by_side(results):
+    pqb = results["groups"]["pqb"]["by_pair_type"]
+    for pair_type in ("syntactic", "error"):
+        sub, group = pqb[pair_type], results["groups"][pair_type]
+        assert {k: v for k, v in sub.items() if k != "alias"} == {
+            k: v for k, v in group.items() if k != "alias"
+        }
+        members = [t for t in results["group_subtasks"][pair_type]]
+        assert sub["flip@10"] == pytest.approx(np.mean([results["results"][t]["flip@10"] for t in members]))
+    assert any(pqb["syntactic"][m] != pqb["error"][m] for m in ("flip@1", "flip@5", "rrstd"))  # they differ
+
+
+def test_schema_rejects_a_group_that_averages_both_pair_types(results):
+    bad = copy.deepcopy(results)
+    bad["groups"]["pqb"] = {**results["groups"]["error"], "alias": "pqb", "pair_type": "mixed"}
+    with pytest.raises(ResultsSchemaError, match="groups"):
+        validate_results(bad)
+    bad["groups"]["pqb"] = {k: v for k, v in results["groups"]["error"].items() if k != "pair_type"}
+    with pytest.raises(ResultsSchemaError, match="groups"):
+        validate_results(bad)
+
+
+def test_schema_1_0_files_keep_loading():
+    old = json.loads((Path(__file__).parent / "data" / "results_example_bm25_tiny.json").read_text())
+    assert old["schema_version"] == "1.0" and "flip@10" in old["groups"]["pqb"]
+    validate_results(old)
+
+
+def test_group_entry_splits_by_pair_type():
+    res = {"s": {"alias": "s", "flip@10": 0.1, "n_pairs": 2, "n_queries": 4},
+           "e": {"alias": "e", "flip@10": 0.02, "n_pairs": 3, "n_queries": 6}}  # fmt: skip
+    mixed = group_entry("g", ["s", "e"], res, {}, {"s": "syntactic", "e": "error"})
+    assert "flip@10" not in mixed and mixed["by_pair_type"]["syntactic"]["flip@10"] == 0.1
+    assert mixed["by_pair_type"]["error"]["flip@10"] == 0.02  # not 0.06, the old mean

@@ -1,0 +1,48 @@
+"""The leaderboard on a task a user defines with --include_path: pair type, domain view and K columns
+come from the task config the results recorded (it crashed with KeyError: "None of ['model'] ...")."""
+
+from __future__ import annotations
+
+import pytest
+from pqb_fixtures import make_tiny_dataset
+
+from harness.cli import main
+from harness.leaderboard import load_runs, tidy_frame
+
+TASK = """task: my_typos_vg
+dataset_name: video_games
+pair_type: error
+k_values: [3, 10]
+"""
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    ds = make_tiny_dataset(tmp_path_factory.mktemp("ds"), ("video_games",))
+    tasks = tmp_path_factory.mktemp("tasks")
+    (tasks / "my_typos.yaml").write_text(TASK)
+    out = tmp_path_factory.mktemp("res")
+    for model in ("bm25", "random"):
+        assert main(["run", "--model", model, "--tasks", "my_typos_vg,pqb_error_video_games", "--include_path",
+                     str(tasks), "--dataset_path", str(ds), "--output_path", str(out), "--bootstrap_iters", "30",
+                     "--no-progress"]) == 0  # fmt: skip
+    return out
+
+
+def test_custom_task_is_rendered(results_dir, tmp_path):
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(results_dir), "--out", str(out), "--no-paper", "--compare",
+                 "--compare-iters", "50"]) == 0  # fmt: skip
+    md = (out / "error_robustness.md").read_text()
+    assert "### Domain: my_typos_vg" in md and "deg@3 (%)" in md
+    custom = md.split("### Domain: my_typos_vg")[1]
+    assert "Deg@1 (%)" not in custom.split("###")[0]  # its own K, not the paper's
+    html = (out / "index.html").read_text()
+    assert 'data-domain="my_typos_vg"' in html
+    sig = (out / "significance.md").read_text()
+    assert "my_typos_vg" in sig
+    tidy = tidy_frame(load_runs([results_dir]))
+    rows = tidy[tidy["task"] == "my_typos_vg"]
+    assert set(rows["pair_type"]) == {"error"} and set(rows["k_values"]) == {"3,10"}
+    avg = tidy[(tidy["domain"] == "average") & (tidy["pair_type"] == "error")]
+    assert not avg.empty and set(avg["run_file"].str.contains("my_typos").unique()) <= {False}
