@@ -143,7 +143,9 @@ def _metric_table(
     labels: Mapping[str, str],
     weights: Mapping[str, Any],
     ci: bool = True,
+    significant: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
 ) -> str:
+    """``significant``: ``{(model, metric)}`` whose difference from the column's best is significant (†)."""
     marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
     head = "".join(f"<th>{_esc(labels.get(m, m))} (%)</th>" for m in metrics)
     n_head = "<th>n</th>" if "n" in table else ""
@@ -158,6 +160,8 @@ def _metric_table(
             if ci and lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi)):
                 ci_text = f'<span class="ci">{pct(lo)}–{pct(hi)}</span>'
             value = f'<span class="v">{pct(row.get(m))}</span>'
+            if (str(model), m) in significant:
+                value += '<sup class="sig" title="differs from the column\'s best: paired randomization p &lt; 0.05">†</sup>'
             cells.append(f'<td data-value="{_num_attr(row.get(m))}"{cls}>{value}{ci_text}</td>')
         if n_head:
             n = row.get("n")
@@ -217,6 +221,7 @@ def _domain_section(
     domain: str,
     plots: Sequence[PlotFile],
     weights: Mapping[str, Any],
+    significant: set[tuple[str, str, str, str]],
 ) -> str:
     title = "Equal-weight average over domains" if domain == AVERAGE else f"Domain: {domain}"
     parts = [f'<section class="domain-view" data-domain="{_esc(domain)}"><h2>{_esc(title)}</h2>']
@@ -239,6 +244,7 @@ def _domain_section(
                 table_id=f"{pair_type}-{domain}",
                 labels=LABELS,
                 weights=weights,
+                significant={(m, k) for p, d, m, k in significant if p == pair_type and d == domain},
             )
         )
     eff = effectiveness_table(tidy, domain)
@@ -330,8 +336,12 @@ def render_html(
     *,
     plot_files: Sequence[PlotFile] = (),
     comparison: pd.DataFrame | None = None,
+    significant: set[tuple[str, str, str, str]] | None = None,
 ) -> str:
-    """The whole page as a string (deterministic: same inputs ⇒ same text)."""
+    """The whole page as a string (deterministic: same inputs ⇒ same text).
+
+    ``significant`` (``leaderboard --compare``): ``{(pair_type, domain, model, metric)}`` marked ``†``.
+    """
     domains = [AVERAGE, *domains_of(tidy)]
     models = model_table(tidy)
     weights = dict(zip(models["model"], models["weights"], strict=True)) if not models.empty else {}
@@ -340,7 +350,15 @@ def render_html(
         for d in domains
     )
     runs = sorted(set(tidy.loc[tidy["selected"], "run_file"]))
-    sections = "".join(_domain_section(tidy, breakdown, d, plot_files, weights) for d in domains)
+    sections = "".join(
+        _domain_section(tidy, breakdown, d, plot_files, weights, significant or set()) for d in domains
+    )
+    sig_note = (
+        " † = differs significantly from the column's best (paired randomization test, p &lt; 0.05; "
+        "see significance.md)."
+        if significant is not None
+        else ""
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -350,7 +368,7 @@ def render_html(
         "syntactic pairs (two users' wording), Deg@K and MRRdeg on writing-error pairs (one user's clean vs "
         "typo'd query). Values in %; lower is more robust. <b>Bold</b> = most robust, <u>underlined</u> = "
         "most sensitive per column, as in the paper; small numbers under a value are its 95% paired-bootstrap "
-        "CI. Click a column header to sort.</p>"
+        f"CI. Click a column header to sort.{sig_note}</p>"
         '<div class="controls"><label for="domain-select">Domain: </label>'
         f'<select id="domain-select">{options}</select></div>'
         "<h2>Models</h2>"
@@ -370,7 +388,9 @@ def write_html(
     *,
     plot_files: Sequence[PlotFile] = (),
     comparison: pd.DataFrame | None = None,
+    significant: set[tuple[str, str, str, str]] | None = None,
 ) -> Path:
     """Render the page and write it atomically to ``path``."""
-    atomic_write_text(path, render_html(tidy, breakdown, plot_files=plot_files, comparison=comparison))
+    html = render_html(tidy, breakdown, plot_files=plot_files, comparison=comparison, significant=significant)
+    atomic_write_text(path, html)
     return Path(path)

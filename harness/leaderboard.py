@@ -684,7 +684,14 @@ def write_leaderboard(
         from harness.html_page import write_html
 
         files.append(
-            write_html(tidy, breakdown, out_dir / "index.html", plot_files=plot_files, comparison=comparison)
+            write_html(
+                tidy,
+                breakdown,
+                out_dir / "index.html",
+                plot_files=plot_files,
+                comparison=comparison,
+                significant=significant,
+            )
         )
     manifest = {
         "selection": "newest run per (model, task); see harness/leaderboard.py",

@@ -46,3 +46,23 @@ def test_custom_task_is_rendered(results_dir, tmp_path):
     assert set(rows["pair_type"]) == {"error"} and set(rows["k_values"]) == {"3,10"}
     avg = tidy[(tidy["domain"] == "average") & (tidy["pair_type"] == "error")]
     assert not avg.empty and set(avg["run_file"].str.contains("my_typos").unique()) <= {False}
+
+
+def test_page_marks_the_significant_cells_it_is_given(results_dir, tmp_path):
+    from harness.html_page import render_html
+    from harness.leaderboard import breakdown_frame
+
+    runs = load_runs([results_dir])
+    tidy, breakdown = tidy_frame(runs), breakdown_frame(runs)
+    plain = render_html(tidy, breakdown)
+    assert 'class="sig"' not in plain and "† = differs" not in plain
+    marked = render_html(tidy, breakdown, significant={("error", "video_games", "random", "deg@10")})
+    assert marked.count('class="sig"') == 1 and "† = differs significantly" in marked
+    assert "random" in marked.split('class="sig"')[0].rsplit("<tr>", 1)[1]  # on the random model's row
+
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(results_dir), "--out", str(out), "--no-paper", "--compare",
+                 "--compare-iters", "50"]) == 0  # fmt: skip
+    tables = (out / "error_robustness.md").read_text() + (out / "syntactic_robustness.md").read_text()
+    cells = sum(line.count(" †") for line in tables.splitlines() if line.startswith("|"))  # not the legend
+    assert (out / "index.html").read_text().count('class="sig"') == cells
