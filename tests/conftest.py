@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 
+import network_guard
 import pytest
-
-from tests import network_guard
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

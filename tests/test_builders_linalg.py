@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from numeric_kernels import run_under, runnable_kernels
 
 from builders import linalg
-from tests.numeric_kernels import run_under, runnable_kernels
 
 
 def _sym(rng: np.random.Generator, *shape: int) -> np.ndarray:

@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from numeric_kernels import run_under, runnable_kernels
 
 from pqb_dataset import settings
 from pqb_dataset.io import sha256_file
-from tests.numeric_kernels import run_under, runnable_kernels
 
 OUTPUTS = ("vocab.json", "svd.safetensors", "encoder.safetensors", "gaussians.parquet", "embeddings.parquet")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-
-from tests.network_guard import NetworkBlockedError, is_local
+from network_guard import NetworkBlockedError, is_local
 
 
 @pytest.mark.parametrize(
