@@ -205,7 +205,9 @@ def check_model_args(name: str, cls: type, kwargs: Mapping[str, Any]) -> None:
             f"--model_args {', '.join(unknown)}: not accepted by model {name!r}; "
             f"accepted: {', '.join(sorted(accepted))}"
         )
-    rules = getattr(cls, "ARG_RULES", {})
+    rules: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):  # a subclass adds to (or overrides) its bases' rules
+        rules.update(vars(klass).get("ARG_RULES", {}))
     for key, value in kwargs.items():
         problem = _type_problem(accepted[key], value) or (rules[key](value) if key in rules else None)
         if problem:

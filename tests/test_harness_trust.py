@@ -148,7 +148,18 @@ MESSAGES = [
     ("unknown_model", ["--model", "bm52"], 2, "Did you mean 'bm25'?"),
     ("unknown_task", ["--tasks", "pqb_sintactic"], 2, "Unknown task 'pqb_sintactic'"),
     ("unknown_option", ["--limt", "3"], 2, "unrecognized arguments: --limt 3"),
-]
+    # neural models: checked before any weights load (rules merge along the class hierarchy)
+    ("dense_batch_0", ["--model", "minilm", "--model_args", "batch_size=0"], 2,
+     "batch_size=0: must be an integer >= 1 or one of auto"),
+    ("dense_max_len", ["--model", "minilm", "--model_args", "max_seq_length=-1"], 2,
+     "max_seq_length=-1: must be an integer >= 1 or one of None"),
+    ("splade_len", ["--model", "splade-tiny", "--model_args", "doc_max_length=0"], 2,
+     "doc_max_length=0: must be an integer >= 1"),
+    ("hybrid_weights", ["--model", "minilm-splade-tiny", "--model_args", "weights=-1+1"], 2,
+     "weights='-1+1': must be numbers >= 0, not all 0"),
+    ("reranker_k", ["--model", "cross-encoder", "--model_args", "pretrained=x,rerank_k=0"], 2,
+     "rerank_k=0: must be an integer >= 1"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "extra", "code", "fragment"), MESSAGES, ids=[m[0] for m in MESSAGES])

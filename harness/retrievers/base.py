@@ -123,6 +123,35 @@ def positive_int(value: Any) -> str | None:
     return None if _is_number(value) and value > 0 and int(value) == value else "must be an integer >= 1"
 
 
+def non_negative(value: Any) -> str | None:
+    return None if _is_number(value) and value >= 0 else "must be a number >= 0"
+
+
+def positive_int_or(*words: Any) -> ArgRule:
+    """An integer >= 1, or one of ``words`` (``"auto"``, ``None``: the constructor's own default)."""
+
+    def rule(value: Any) -> str | None:
+        if value in words or (isinstance(value, str) and value in {str(w) for w in words}):
+            return None
+        problem = positive_int(value)
+        return f"{problem} or one of {', '.join(map(str, words))}" if problem else None
+
+    return rule
+
+
+def plus_separated_weights(value: Any) -> str | None:
+    """``1.0+0.5``: one number >= 0 per component, not all 0 (a hybrid's fusion weights)."""
+    if value is None or value == "":
+        return None
+    try:
+        weights = [float(w) for w in str(value).split("+")]
+    except ValueError:
+        return "must be '+'-separated numbers, e.g. 1.0+0.5"
+    if any(w < 0 or w != w for w in weights) or not any(weights):
+        return "must be numbers >= 0, not all 0"
+    return None
+
+
 def unit_interval(value: Any) -> str | None:
     return None if _is_number(value) and 0 <= value <= 1 else "must be a number in [0, 1]"
 
@@ -142,6 +171,7 @@ class Retriever:
         weights: what was actually loaded: ``{"model": <hub id or path>, "revision": ..., "stand_in_for": ...}``.
         ARG_RULES: ``{constructor argument: ArgRule}``; the registry applies them to ``--model_args``
             before constructing the model, so ``k1=-5`` is refused instead of giving garbage metrics.
+            A subclass's rules add to those of its bases (the registry merges them along the MRO).
     """
 
     name: ClassVar[str] = "retriever"

@@ -24,14 +24,14 @@ imports), ``transformers`` (this module's implementation of the same heads from 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from harness.errors import ModelArgsError
-from harness.retrievers.base import Corpus
+from harness.retrievers.base import ArgRule, Corpus, positive_int, positive_int_or
 from harness.retrievers.encoding import (
     ArrayCache,
     ModelNotAvailableError,
@@ -73,6 +73,12 @@ class BGEM3Retriever(NeuralRetriever):
         backend: ``auto`` | ``flagembedding`` | ``transformers``.
         Plus :class:`NeuralRetriever` arguments.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "max_length": positive_int,
+        "query_max_length": positive_int,
+        "colbert_max_tokens": positive_int_or(None),
+    }
 
     name = "bge-m3"
     full_scoring = True

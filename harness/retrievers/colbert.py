@@ -23,14 +23,14 @@ false); ``auto`` — exhaustive while the token matrix stays under ``max_index_g
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from harness.errors import ModelArgsError
-from harness.retrievers.base import Corpus, SearchResult
+from harness.retrievers.base import ArgRule, Corpus, SearchResult, positive, positive_int
 from harness.retrievers.encoding import (
     ModelNotAvailableError,
     NeuralRetriever,
@@ -81,6 +81,13 @@ class ColBERTRetriever(NeuralRetriever):
         max_index_gb: ``auto`` switches to rerank above this float16 token-matrix size.
         Plus :class:`NeuralRetriever` arguments.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "query_maxlen": positive_int,
+        "doc_maxlen": positive_int,
+        "first_stage_k": positive_int,
+        "max_index_gb": positive,
+    }
 
     name = "colbertv2"
     full_scoring = True

@@ -9,12 +9,13 @@ change the order).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
 from harness.errors import ModelArgsError
+from harness.retrievers.base import ArgRule, positive_int, positive_int_or
 from harness.retrievers.encoding import FirstStageReranker, as_optional_int, load_or_explain
 
 
@@ -29,6 +30,11 @@ class CrossEncoderRetriever(FirstStageReranker):
         doc_chars: default 0 here (whole document; the model truncates by tokens).
         Plus :class:`FirstStageReranker` and :class:`NeuralRetriever` arguments.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "max_length": positive_int_or(None),
+        "doc_chars": positive_int,
+    }
 
     name = "cross-encoder"
 

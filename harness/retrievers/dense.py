@@ -15,13 +15,13 @@ sentence-transformers' multi-process pool (one process per GPU), see ``multi_gpu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.retrievers.base import Corpus, SearchResult
+from harness.retrievers.base import ArgRule, Corpus, SearchResult, positive_int_or
 from harness.retrievers.encoding import (
     MIN_CORPUS_FOR_MULTI_GPU,
     NeuralRetriever,
@@ -46,6 +46,10 @@ class DenseRetriever(NeuralRetriever):
         trust_remote_code: forwarded to sentence-transformers for custom architectures.
         Plus the shared arguments of :class:`~harness.retrievers.encoding.NeuralRetriever`.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "max_seq_length": positive_int_or(None),
+    }
 
     name = "dense"
     full_scoring = True

@@ -26,9 +26,9 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -385,7 +385,14 @@ def resolve_pretrained(pretrained: str) -> tuple[str, dict[str, Any]]:
 
 
 # -- common base for neural retrievers ---------------------------------------------------------------
-from harness.retrievers.base import Retriever, SearchResult  # noqa: E402  (light: numpy only)
+from harness.retrievers.base import (  # noqa: E402  (light: numpy only)
+    ArgRule,
+    Retriever,
+    SearchResult,
+    non_negative,
+    positive_int,
+    positive_int_or,
+)
 
 
 class NeuralRetriever(Retriever):
@@ -401,6 +408,10 @@ class NeuralRetriever(Retriever):
         multi_gpu: ``auto`` (all visible GPUs for corpora ≥ 10k docs), ``true`` or ``false``.
         show_progress: tqdm bars while encoding.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "batch_size": positive_int_or("auto"),
+    }
 
     def __init__(
         self,
@@ -523,6 +534,13 @@ class FirstStageReranker(NeuralRetriever):
         doc_chars: documents are cut to their first N characters in the prompt (paper: 240; 0 = whole text).
         rank_prior_weight: paper's 0.1 · (R − r)/(R − 1) tie-breaking prior; 0 by default (pure model).
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "first_stage_k": positive_int,
+        "rerank_k": positive_int,
+        "doc_chars": positive_int,
+        "rank_prior_weight": non_negative,
+    }
 
     full_scoring = False
 

@@ -17,14 +17,14 @@ arguments (values converted like ``--model_args``). ``weights`` defaults to 1.0 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from harness.errors import ModelArgsError
-from harness.retrievers.base import Corpus, Retriever
+from harness.retrievers.base import ArgRule, Corpus, Retriever, plus_separated_weights, positive_int_or
 from harness.retrievers.encoding import zscore_rows
 
 
@@ -66,6 +66,11 @@ class HybridRetriever(Retriever):
         normalization: ``zscore`` (default) or ``none`` (raw weighted sum).
         device, batch_size: forwarded to components.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "weights": plus_separated_weights,
+        "batch_size": positive_int_or(None, "auto"),
+    }
 
     name = "hybrid"
     full_scoring = True

@@ -21,12 +21,13 @@ reranked: nothing here looks at the gold target.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
 from harness.errors import ModelArgsError
+from harness.retrievers.base import ArgRule, positive_int
 from harness.retrievers.encoding import (
     FirstStageReranker,
     length_sorted_batches,
@@ -70,6 +71,10 @@ class LLMRerankRetriever(FirstStageReranker):
         max_length: token limit of a whole prompt (longer prompts lose the start of the document text).
         Plus :class:`FirstStageReranker` and :class:`NeuralRetriever` arguments.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "max_length": positive_int,
+    }
 
     name = "llm-rerank"
 

@@ -12,13 +12,13 @@ CSR arrays, so a second run encodes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.retrievers.base import Corpus
+from harness.retrievers.base import ArgRule, Corpus, positive_int
 from harness.retrievers.encoding import (
     NeuralRetriever,
     document_strings,
@@ -59,6 +59,11 @@ class SpladeRetriever(NeuralRetriever):
         doc_max_length / query_max_length: tokenizer truncation (paper: 128 / 128).
         Plus the shared arguments of :class:`~harness.retrievers.encoding.NeuralRetriever`.
     """
+
+    ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "doc_max_length": positive_int,
+        "query_max_length": positive_int,
+    }
 
     name = "splade"
     full_scoring = True
