@@ -328,13 +328,6 @@ def load_results(path: str | Path) -> dict[str, Any]:
     return obj
 
 
-def newest_results(output_path: Path, model: str) -> Path | None:
-    """The latest ``results_*.json`` for ``model`` under ``output_path`` (timestamps sort lexically)."""
-    folder = Path(output_path) / sanitize_model_name(model)
-    files = sorted(folder.glob(RESULTS_GLOB))
-    return files[-1] if files else None
-
-
 # -- summary -----------------------------------------------------------------------------------------------
 
 SUMMARY_COLUMNS = ("flip@10", "flip@10_ratio", "rrstd", "deg@10", "mrr_deg", "hit@10", "mrr", "hit@10_clean",
