@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from builders.faults import UsageError
 from pqb_dataset.schema import count_term
 
 if TYPE_CHECKING:
@@ -46,6 +47,13 @@ class FilterConfig:
     semantic: bool = False
     semantic_threshold: float = 0.6
     semantic_model: str = "minilm"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_words <= self.max_words:
+            raise UsageError(
+                f"--min-words {self.min_words} / --max-words {self.max_words}: need 1 <= min <= max "
+                "(every candidate would be rejected otherwise)"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

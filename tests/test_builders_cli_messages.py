@@ -67,6 +67,17 @@ CASES = [
     ("stage-order-users", ["users"], "Video_Games.jsonl", GOOD, 2,
      ["reviews.parquet is missing in", "run `pqb-build ingest --domain video_games --workdir"]),
     ("unknown-option", ["all", "--bogus"], "Video_Games.jsonl", GOOD, 2, ["unrecognized arguments: --bogus"]),
+    ("negative-n", ["all", "--n", "-5"], "Video_Games.jsonl", GOOD, 2, ["argument --n: must be >= 1, got -5"]),
+    ("quantile-out-of-range", ["all", "--threshold-q", "1.5"], "Video_Games.jsonl", GOOD, 2,
+     ["argument --threshold-q: must be strictly between 0 and 1"]),
+    ("zero-epochs", ["profiles", "--epochs", "0"], "Video_Games.jsonl", GOOD, 2, ["argument --epochs: must be >= 1"]),
+    ("one-profile-sentence", ["users", "--min-profile", "1"], "Video_Games.jsonl", GOOD, 2,
+     ["argument --min-profile: must be >= 2"]),
+    ("negative-seed", ["all", "--seed", "-1"], "Video_Games.jsonl", GOOD, 2, ["argument --seed: must be >= 0"]),
+    ("negative-n-boot", ["validate", "syntax", "--n-boot", "-5"], "Video_Games.jsonl", GOOD, 2,
+     ["argument --n-boot: must be >= 1"]),
+    ("words-inverted", ["generate", "--min-words", "30", "--max-words", "5"], "Video_Games.jsonl", GOOD, 2,
+     ["--min-words 30 / --max-words 5: need 1 <= min <= max"]),
 ]  # fmt: skip
 
 
@@ -125,7 +136,7 @@ def test_message_table(
     for fragment in fragments:
         assert fragment in err
     if code:
-        errors = [line for line in err.splitlines() if line.startswith(("error:", "pqb-build: error:"))]
+        errors = [line for line in err.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and err.rstrip().endswith(errors[0]), err
 
 

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from builders.cli._common import guarded
+from pqb_dataset.argtypes import OneLineParser
 from pqb_dataset.progress import progress_bars
 
 SUBCOMMANDS: dict[str, str] = {
@@ -30,12 +31,14 @@ SUBCOMMANDS: dict[str, str] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="pqb-build",
         description="Regenerate the PQB benchmark from Amazon Reviews 2023 (local copy or the Hub).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}", parser_class=OneLineParser
+    )
     for name, module_name in SUBCOMMANDS.items():
         module = importlib.import_module(module_name)
         p = sub.add_parser(

@@ -8,12 +8,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pqb_dataset.argtypes import non_negative_int
+
 
 def add_stage_arguments(parser: argparse.ArgumentParser) -> None:
     """``--domain``, ``--workdir``, ``--seed``, ``--force``: where a stage runs and whether it reruns."""
     parser.add_argument("--domain", default="video_games", help="config name, e.g. video_games (default)")
     parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for every random choice (default 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed for every random choice (default 0)"
+    )
     parser.add_argument("--force", action="store_true", help="rerun the stage even if it is up to date")
     add_progress_argument(parser)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from builders.cli._common import add_progress_argument, add_strict_argument
 from builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
 from builders.cli.pair import add_pair_arguments, pair_config
+from pqb_dataset.argtypes import non_negative_int, open_unit_interval, positive_int
 
 HELP = "Build every stage of one or all domains (resumable) and publish pqb_dataset/."
 EPILOG = """examples:
@@ -32,11 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
     parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
-    parser.add_argument("--seed", type=int, default=D.seed)
+    parser.add_argument("--seed", type=non_negative_int, default=D.seed)
     parser.add_argument("--link", choices=("reviewers", "any"), default=D.link)
-    parser.add_argument("--link-users-per-product", type=int, default=D.link_users_per_product)
+    parser.add_argument("--link-users-per-product", type=positive_int, default=D.link_users_per_product)
     parser.add_argument("--threshold-kind", choices=("chi2", "heldout"), default=D.threshold_kind)
-    parser.add_argument("--threshold-q", type=float, default=D.threshold_q)
+    parser.add_argument("--threshold-q", type=open_unit_interval, default=D.threshold_q)
     parser.add_argument("--error-backend", default=D.error_backend, help="symspell, quire or gector:<path>")
     parser.add_argument("--no-publish", action="store_true", help="build the work dirs only")
     parser.add_argument(

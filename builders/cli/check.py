@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pqb_dataset.argtypes import non_negative_int
+
 HELP = "Check a built dataset: schemas, PQB invariants, BEIR views, user coverage, card statistics."
 EPILOG = """examples:
   pqb-build check                                   # pqb_dataset/, every config
@@ -15,7 +17,9 @@ EPILOG = """examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
     parser.add_argument("--config", action="append", default=None, help="config(s) to check (default: all)")
-    parser.add_argument("--max-lines", type=int, default=0, help="violations to print (0 = every one)")
+    parser.add_argument(
+        "--max-lines", type=non_negative_int, default=0, help="violations to print (0 = every one)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pqb_dataset.argtypes import non_negative_int, positive_int
+
 HELP = "Diff the authors' released typo queries: mechanisms, edits per query, core-term hits; ours beside."
 EPILOG = """examples:
   pqb-build compare-release
@@ -22,8 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--domain", default=None, help="only this domain (default: every release file)")
     parser.add_argument("--out", default=None, help="output folder (default <workdir>/<domain>/validation)")
-    parser.add_argument("--n-inject", type=int, default=500, help="release queries our injector is run on")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the injection sample (default 0)")
+    parser.add_argument(
+        "--n-inject", type=positive_int, default=500, help="release queries our injector is run on"
+    )
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the injection sample (default 0)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from builders.cli._common import add_stage_arguments, report
+from pqb_dataset.argtypes import positive_int, unit_interval
 
 HELP = "Generate candidate queries per target product (realizer, llm or openai) and filter them."
 EPILOG = """examples:
@@ -22,14 +23,14 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
         "--generator-model", default=None, help="Hub id or local path (llm), model name (openai)"
     )
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (openai back-end)")
-    parser.add_argument("--n", type=int, default=50, help="candidates per product (default 50)")
-    parser.add_argument("--min-words", type=int, default=5)
-    parser.add_argument("--max-words", type=int, default=40)
+    parser.add_argument("--n", type=positive_int, default=50, help="candidates per product (default 50)")
+    parser.add_argument("--min-words", type=positive_int, default=5)
+    parser.add_argument("--max-words", type=positive_int, default=40)
     parser.add_argument(
         "--semantic", action=argparse.BooleanOptionalAction, default=None,
         help="semantic gate (default: on for llm/openai when MiniLM loads, off for the realizer)",
     )  # fmt: skip
-    parser.add_argument("--semantic-threshold", type=float, default=0.6)
+    parser.add_argument("--semantic-threshold", type=unit_interval, default=0.6)
     parser.add_argument("--semantic-model", default="minilm", help="'minilm' (offline wheel), Hub id or path")
 
 

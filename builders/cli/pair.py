@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from builders.cli._common import add_stage_arguments, report
+from pqb_dataset.argtypes import positive_int
 
 HELP = "Select each target's farthest user pair and their queries, then inject each user's errors."
 EPILOG = """examples:
@@ -16,7 +17,7 @@ EPILOG = """examples:
 def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--distance", choices=("sym_kl", "bhattacharyya"), default="sym_kl")
     parser.add_argument(
-        "--max-pairs-tried", type=int, default=1,
+        "--max-pairs-tried", type=positive_int, default=1,
         help="1 = strictly the farthest pair (default); k > 1 falls back to the next k-1 pairs",
     )  # fmt: skip
     parser.add_argument("--no-errors", action="store_true", help="skip error injection")

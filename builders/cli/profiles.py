@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from builders.cli._common import add_stage_arguments, report
+from pqb_dataset.argtypes import open_unit_interval, positive_int
 
 HELP = (
     "Fit the rule vocabulary, SVD and encoder on profile sentences, then each user's rank-one+diag Gaussian."
@@ -21,10 +22,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--threshold", choices=("chi2", "heldout"), default="chi2", help="acceptance threshold kind"
     )
     parser.add_argument(
-        "--threshold-q", type=float, default=0.95, help="quantile of the threshold (default 0.95)"
+        "--threshold-q",
+        type=open_unit_interval,
+        default=0.95,
+        help="quantile of the threshold (default 0.95)",
     )
-    parser.add_argument("--epochs", type=int, default=30, help="encoder training epochs (default 30)")
-    parser.add_argument("--min-df", type=int, default=2, help="rule document-frequency threshold (default 2)")
+    parser.add_argument(
+        "--epochs", type=positive_int, default=30, help="encoder training epochs (default 30)"
+    )
+    parser.add_argument(
+        "--min-df", type=positive_int, default=2, help="rule document-frequency threshold (default 2)"
+    )
     parser.add_argument(
         "--encoder-users",
         choices=("all", "qualified"),

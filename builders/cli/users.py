@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from builders.cli._common import add_link_argument, add_stage_arguments, report
+from pqb_dataset.argtypes import at_least, positive_int
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
 EPILOG = """examples:
@@ -17,14 +18,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
     add_link_argument(parser)
     parser.add_argument(
-        "--link-users-per-product", type=int, default=4, help="users per target with --link any"
-    )
-    parser.add_argument("--min-sentences", type=int, default=10, help="qualify: at least this many sentences")
-    parser.add_argument(
-        "--min-profile", type=int, default=8, help="qualify: at least this many profile sentences"
+        "--link-users-per-product", type=positive_int, default=4, help="users per target with --link any"
     )
     parser.add_argument(
-        "--min-heldout", type=int, default=2, help="qualify: at least this many held-out sentences"
+        "--min-sentences", type=positive_int, default=10, help="qualify: at least this many sentences"
+    )
+    parser.add_argument(
+        "--min-profile", type=at_least(2), default=8, help="qualify: at least this many profile sentences"
+    )
+    parser.add_argument(
+        "--min-heldout", type=positive_int, default=2, help="qualify: at least this many held-out sentences"
     )
 
 

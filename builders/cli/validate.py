@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from builders.cli._common import add_stage_arguments, guarded, report
+from pqb_dataset.argtypes import positive_int
 
 HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
 EPILOG = """examples:
@@ -19,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", choices=("syntax", "errors", "all"), help="which study to run")
     add_stage_arguments(parser)
     parser.add_argument(
-        "--n-boot", type=int, default=200, help="bootstrap resamples for the CIs (default 200)"
+        "--n-boot", type=positive_int, default=200, help="bootstrap resamples for the CIs (default 200)"
     )
 
 

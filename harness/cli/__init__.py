@@ -15,9 +15,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from harness.errors import PQBHarnessError
+from pqb_dataset.argtypes import OneLineParser
 
 SUBCOMMANDS: dict[str, str] = {
     "run": "harness.cli.run",
@@ -28,13 +28,6 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "harness.cli.compare",
     "score": "harness.cli.score",
 }
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one ``error:`` line naming the fix (``--help``), exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {self.prog}: {message}; see '{self.prog} --help'\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.argtypes import add_bootstrap_unit, non_negative_int
+from harness.cli.argtypes import add_bootstrap_unit
+from pqb_dataset.argtypes import non_negative_int
 
 HELP = "Compare two results files: paired A − B with clustered bootstrap CIs and randomization p-values."
 EPILOG = """examples:

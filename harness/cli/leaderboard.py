@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pqb_dataset.argtypes import positive_int
+
 HELP = "Aggregate results files into the paper's tables, a tidy parquet, plots and a static HTML page."
 EPILOG = """examples:
   pqb-harness leaderboard results/ --out leaderboard_out/
@@ -31,7 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-paper", action="store_true", help="skip paper_comparison.md")
     p.add_argument("--compare", action="store_true",
                    help="test each system against each column's best (paired CIs, p-values); marks † in tables")  # fmt: skip
-    p.add_argument("--compare-iters", type=int, default=1000, help="bootstrap replicates and permutations")
+    p.add_argument(
+        "--compare-iters", type=positive_int, default=1000, help="bootstrap replicates and permutations"
+    )
     p.add_argument(
         "--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)"
     )

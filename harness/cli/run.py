@@ -10,8 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.cli.argtypes import add_bootstrap_unit, batch_size, non_negative_int, positive_int
+from harness.cli.argtypes import add_bootstrap_unit
 from harness.errors import DataError, UsageError
+from pqb_dataset.argtypes import batch_size, non_negative_int, positive_int
 
 HELP = "Evaluate a retriever on PQB tasks and write results_<timestamp>.json."
 EPILOG = """examples:

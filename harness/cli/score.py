@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.cli.argtypes import add_bootstrap_unit, non_negative_int, positive_int
+from harness.cli.argtypes import add_bootstrap_unit
+from pqb_dataset.argtypes import non_negative_int, positive_int
 
 HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
 EPILOG = """examples:

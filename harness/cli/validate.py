@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.errors import DatasetNotFoundError
+from pqb_dataset.argtypes import non_negative_int
 
 HELP = "Validate task configs and the datasets they point at (schema + PQB invariants)."
 EPILOG = """examples:
@@ -19,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dataset_path", default=None, help="local dataset folder or Hub id overriding the tasks'"
     )
-    p.add_argument("--max_lines", type=int, default=20, help="violations printed per dataset")
+    p.add_argument("--max_lines", type=non_negative_int, default=20, help="violations printed per dataset")
 
 
 def _check_dataset(
