@@ -190,6 +190,9 @@ class Ranker:
         self.stats = {"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0, "run_cache_misses": 0}
         self._indexed: str | None = None
         self._caches: dict[str, RunCache] = {}
+        self._ranked: dict[str, dict[tuple[str, str], RankEntry]] = {}
+        """This run's entries per corpus: tasks share queries (the error task's clean side is the
+        syntactic task's query), so each is scored once per run even with ``--no_run_cache``."""
 
     def _ensure_index(self, corpus: Corpus) -> None:
         if self._indexed != corpus.fingerprint:
@@ -204,22 +207,26 @@ class Ranker:
                 Path(settings.PQB_CACHE_DIR), self.retriever.cache_settings(), corpus.fingerprint, self.depth
             )
         cache = self._caches[corpus.fingerprint]
+        ranked = self._ranked.setdefault(corpus.fingerprint, {})
         unique = sorted(set(needs))
-        found: dict[tuple[str, str], RankEntry] = {}
+        found = {key: ranked[key] for key in unique if key in ranked}
         missing = []
         for key in unique:
+            if key in found:
+                continue
             entry = cache.get(*key) if self.use_cache else None
             if entry is None:
                 missing.append(key)
             else:
                 found[key] = entry
-        self.stats["run_cache_hits"] += len(found)
+                self.stats["run_cache_hits"] += 1
         self.stats["run_cache_misses"] += len(missing)
         if missing:
             self._ensure_index(corpus)
             new = self._score_missing(corpus, missing)
             cache.add((t, tgt, e) for (t, tgt), e in new.items())
             found.update(new)
+        ranked.update(found)
         return found
 
     def _score_missing(
