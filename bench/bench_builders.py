@@ -30,13 +30,13 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="pqb-bench-") as tmp:
         os.environ["PQB_CACHE_DIR"] = str(Path(tmp) / "cache")
-        from pqb_dataset import settings
+        from pqb.dataset import settings
 
         settings.PQB_CACHE_DIR = Path(tmp) / "cache"
-        from builders import stages
-        from builders.nlp import load_spacy, spacy_model_id
-        from builders.parses import ParseCache, parse_texts
-        from builders.workdir import read_parquet
+        from pqb.builders import stages
+        from pqb.builders.nlp import load_spacy, spacy_model_id
+        from pqb.builders.syntax.parses import ParseCache, parse_texts
+        from pqb.builders.workdir import read_parquet
 
         t = time.perf_counter()
         nlp = load_spacy()

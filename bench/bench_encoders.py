@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_corpus(n_docs: int, synthetic: bool):
-    from harness.retrievers.base import Corpus
+    from pqb.harness.retrievers.base import Corpus
 
     if synthetic:
         words = [
@@ -79,7 +79,7 @@ def tiny_models(root: Path, text: str) -> dict[str, tuple[str, dict]]:
 
 
 def bench_one(label: str, model: str, args: dict, corpus, cache_root: Path) -> dict:
-    from harness.registry import create_retriever
+    from pqb.harness.registry import create_retriever
 
     r = create_retriever(model, {**args, "show_progress": False}, device="cpu")
     r._load()  # load weights outside the timed region

@@ -4,7 +4,7 @@ Usage::
 
     python bench/bench_harness.py [--dataset pqb_dataset] [--domain video_games] [--repeat 3]
 
-1. Target ranks: :func:`harness.ranking.target_ranks` (vectorized, tie rule included) against a plain
+1. Target ranks: :func:`pqb.harness.evaluation.ranking.target_ranks` (vectorized, tie rule included) against a plain
    Python reference that sorts each row by (-score, corpus index) and finds the target.
 2. BM25 scoring: the harness's ``bm25`` retriever scoring every document for every query against
    bm25s's own ``retrieve`` of the top 200 (the reference does less work: no full ranks).
@@ -60,11 +60,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import bm25s
 
-    from harness.bootstrap import bootstrap_means
-    from harness.data import load_config, load_corpus, syntactic_pairs
-    from harness.metrics import pair_robustness
-    from harness.ranking import target_ranks
-    from harness.retrievers.bm25 import BM25Retriever
+    from pqb.harness.evaluation.bootstrap import bootstrap_means
+    from pqb.harness.evaluation.data import load_config, load_corpus, syntactic_pairs
+    from pqb.harness.evaluation.metrics import pair_robustness
+    from pqb.harness.evaluation.ranking import target_ranks
+    from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
 
     corpus = load_corpus(args.dataset, f"{args.domain}-corpus")
     rows = load_config(args.dataset, args.domain).to_list()

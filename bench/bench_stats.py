@@ -11,10 +11,10 @@ benchmark) and 5K users. Two checks, each printing one JSON line with both timin
 
 1. ``clustered_bootstrap``: every metric of the task (Deg@K, MRRdeg, Flip@K, RRstd, the clean/error
    effectiveness, the ceiling-aware Flip), 1,000 target-clustered replicates
-   (:func:`harness.bootstrap.bootstrap_design`) against a loop that, per replicate, draws the targets,
+   (:func:`pqb.harness.evaluation.bootstrap.bootstrap_design`) against a loop that, per replicate, draws the targets,
    concatenates their pairs and takes every metric's mean.
 2. ``compare``: paired bootstrap (1,000) + randomization test (1,000 permutations) of two systems
-   (:func:`harness.compare.paired_task`) against the same loop for both systems plus a per-permutation
+   (:func:`pqb.harness.evaluation.compare.paired_task`) against the same loop for both systems plus a per-permutation
    loop that swaps the systems' per-pair values of each swapped target.
 
 The reference loops draw the same units from the same seed, and the check asserts the replicates agree.
@@ -37,10 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def synthetic(n_pairs: int, seed: int = 0) -> tuple[Any, np.ndarray, np.ndarray]:
     """(TaskData, ranks of system A, ranks of system B) for ``n_pairs`` error pairs."""
-    from harness.data import PairSet
-    from harness.evaluator import TaskData
-    from harness.retrievers.base import Corpus
-    from harness.task_registry import task_from_dict
+    from pqb.harness.evaluation.data import PairSet
+    from pqb.harness.evaluation.evaluator import TaskData
+    from pqb.harness.retrievers.base import Corpus
+    from pqb.harness.task_registry import task_from_dict
 
     rng = np.random.default_rng(seed)
     ids = tuple(f"r{i}" for i in range(n_pairs))
@@ -97,9 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--loop-reps", type=int, default=1000, help="replicates the reference loops run")
     args = p.parse_args(argv)
 
-    from harness.bootstrap import bootstrap_design
-    from harness.compare import paired_task
-    from harness.design import POOL_PREFIX, task_design
+    from pqb.harness.evaluation.bootstrap import bootstrap_design
+    from pqb.harness.evaluation.compare import paired_task
+    from pqb.harness.evaluation.design import POOL_PREFIX, task_design
 
     data, ra, rb = synthetic(args.pairs)
     t0 = time.perf_counter()

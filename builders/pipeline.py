@@ -13,7 +13,7 @@ configuration of the offline default build (``pqb-build`` with no arguments) on 
   *median* held-out D² (≈38) of these small-sample Gaussians, so it would exclude most of a user's own
   text; measured on Video_Games with strict max-distance pairs, χ² gives 58 pairs and held-out q95 167;
 * ``max_pairs_tried=1``: strictly the farthest pair (DESIGN.md); failures are counted, not retried;
-* realizer generation, 50 candidates per product, no semantic gate (see ``builders.filters``).
+* realizer generation, 50 candidates per product, no semantic gate (see ``pqb.builders.queries.filters``).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from builders.amazon import SourceFileNotFoundError, read_summary
-from builders.filters import FilterConfig, semantic_available
-from builders.pairing import PairConfig
-from builders.workdir import WorkDir
-from pqb_dataset import settings
-from pqb_dataset.progress import enabled as progress_enabled
-from pqb_dataset.progress import progress_bars
-from pqb_dataset.schema import category_from_domain, domain_from_category
+from pqb.builders.pairing.pairs import PairConfig
+from pqb.builders.queries.filters import FilterConfig, semantic_available
+from pqb.builders.source.amazon import SourceFileNotFoundError, read_summary
+from pqb.builders.workdir import WorkDir
+from pqb.dataset import settings
+from pqb.dataset.progress import enabled as progress_enabled
+from pqb.dataset.progress import progress_bars
+from pqb.dataset.schema import category_from_domain, domain_from_category
 
 STAGES: tuple[str, ...] = ("ingest", "users", "profiles", "errors", "generate", "pair")
 
@@ -101,14 +101,14 @@ def build_domain(
 ) -> DomainResult:
     """Run the stages of one domain; stops after ``ingest`` when the domain has no target products.
 
-    ``strict`` makes every bad input line an error at ingest (see :mod:`builders.amazon`).
+    ``strict`` makes every bad input line an error at ingest (see :mod:`pqb.builders.source.amazon`).
     """
-    from builders import stages
+    from pqb.builders import stages
 
     log = log or sys.stderr  # looked up per call: a default bound at import outlives a replaced stderr
-    from builders.error_profiles import run_errors
-    from builders.generate import run_generate
-    from builders.pairing import run_pair
+    from pqb.builders.pairing.pairs import run_pair
+    from pqb.builders.queries.generate import run_generate
+    from pqb.builders.writing_errors.profiles import run_errors
 
     res = DomainResult(domain)
     wd = WorkDir(work, domain)
@@ -212,7 +212,7 @@ def build(
 
     ``progress=False`` silences every bar, including those inside stages (:mod:`builders.progress`).
     """
-    from builders.publish import publish as publish_dataset
+    from pqb.builders.publish.tables import publish as publish_dataset
 
     log = log or sys.stderr
     config = with_semantic_default(config)

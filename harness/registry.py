@@ -2,15 +2,15 @@
 
 Usage::
 
-    from harness.registry import register_model, create_retriever
+    from pqb.harness.registry import register_model, create_retriever
 
     @register_model("my-bm25")
     class MyBM25(Retriever): ...
 
     retriever = create_retriever("bm25", "k1=0.9,b=0.4", device="cpu", batch_size=64)
 
-Names come from three places: decorator registrations, :data:`harness.models.MODEL_MAPPING`
-(imported on first use), and :data:`harness.model_presets.PRESETS` (a registered base model plus
+Names come from three places: decorator registrations, :data:`pqb.harness.models.MODEL_MAPPING`
+(imported on first use), and :data:`pqb.harness.model_presets.PRESETS` (a registered base model plus
 default ``model_args``; explicit ``--model_args`` override them).
 """
 
@@ -21,8 +21,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness.errors import MissingDependencyError, ModelArgsError, RegistryError, UnknownModelError
-from harness.models import MODEL_EXTRAS, MODEL_MAPPING, MODULE_EXTRAS
+from pqb.harness.errors import MissingDependencyError, ModelArgsError, RegistryError, UnknownModelError
+from pqb.harness.models import MODEL_EXTRAS, MODEL_MAPPING, MODULE_EXTRAS
 
 
 class Registry:
@@ -101,7 +101,7 @@ register_model = MODEL_REGISTRY.register
 
 
 def _presets() -> dict[str, dict[str, Any]]:
-    from harness.model_presets import PRESETS
+    from pqb.harness.model_presets import PRESETS
 
     return PRESETS
 
@@ -173,7 +173,7 @@ def accepted_args(cls: type) -> dict[str, Any] | None:
     ``None`` when some ``__init__`` forwards ``**kwargs`` to a class outside the retriever hierarchy
     (anything may be accepted). Stops at :class:`Retriever`, which accepts no model arguments.
     """
-    from harness.retrievers.base import Retriever
+    from pqb.harness.retrievers.base import Retriever
 
     out: dict[str, Any] = {}
     for klass in cls.__mro__:
@@ -223,7 +223,7 @@ def _type_problem(default: Any, value: Any) -> str | None:
 
 
 REWRITER_ARG = "rewriter"
-"""``--model_args rewriter=<name>`` wraps any model in a query rewriter (:mod:`harness.retrievers.rewriting`)."""
+"""``--model_args rewriter=<name>`` wraps any model in a query rewriter (:mod:`pqb.harness.retrievers.rewriting`)."""
 
 
 def system_name(name: str, model_args: Mapping[str, Any] | None) -> str:
@@ -251,8 +251,8 @@ def create_retriever(
     )
     rewriter = args.pop(REWRITER_ARG, None)
     if rewriter is not None:
-        from harness.retrievers.rewriting import RewritingRetriever
-        from harness.rewriters import make_rewriter
+        from pqb.harness.retrievers.rewriters import make_rewriter
+        from pqb.harness.retrievers.rewriting import RewritingRetriever
 
         wrap = make_rewriter(str(rewriter))  # an unknown rewriter is refused before the model loads
         return RewritingRetriever(create_retriever(name, args, device=device, batch_size=batch_size), wrap)

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from harness.bootstrap import percentile_ci
-from harness.errors import ResultsSchemaError
-from harness.evaluator import EvaluationOutput, TaskOutcome
-from harness.task_registry import TaskRegistry
-from pqb_dataset import settings
-from pqb_dataset.io import atomic_write_json, atomic_write_text
+from pqb.dataset import settings
+from pqb.dataset.io import atomic_write_json, atomic_write_text
+from pqb.harness.errors import ResultsSchemaError
+from pqb.harness.evaluation.bootstrap import percentile_ci
+from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
+from pqb.harness.task_registry import TaskRegistry
 
 SCHEMA_VERSION = "1.1"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip."""
@@ -43,7 +43,7 @@ COUNT_KEYS = (
     "n_queries_missing_from_run",
 )
 REWRITE_METRICS = ("rewrite_corrected", "rewrite_clean_kept")
-"""A defense's own rates on error tasks (``harness.evaluator.rewrite_values``)."""
+"""A defense's own rates on error tasks (``pqb.harness.evaluation.evaluator.rewrite_values``)."""
 
 
 def sanitize_model_name(name: str) -> str:
@@ -164,7 +164,7 @@ def build_results(
     to the earlier file it is copied from (``PreviousRun.as_source()``: content plus ``_path`` and,
     for checkpoints, ``_replicates``, so group CIs come out as in an uninterrupted run).
     """
-    import harness
+    from pqb import harness
 
     reused = reused or {}
     res: dict[str, Any] = {k: {} for k in ("results", "groups", "group_subtasks", "configs", "versions",
@@ -300,7 +300,9 @@ def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, np.
 
 
 def results_schema() -> dict[str, Any]:
-    return json.loads(resources.files("harness").joinpath("results_schema.json").read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("pqb.harness").joinpath("results_schema.json").read_text(encoding="utf-8")
+    )
 
 
 def validate_results(obj: Mapping[str, Any]) -> None:

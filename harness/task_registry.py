@@ -1,6 +1,6 @@
 """Task registry: YAML task configs (lm-eval style) found by a sorted scan of ``tasks/**/*.yaml``.
 
-(``harness.tasks`` is the package of YAML files itself — the repository's top-level ``tasks/`` —
+(``pqb.harness.tasks`` is the package of YAML files itself — the repository's top-level ``tasks/`` —
 so the code that reads them lives here.)
 
 A task file names one (domain, pair type) evaluation; shared settings live in a template that task
@@ -13,7 +13,7 @@ files ``include`` (lm-eval's ``_default_template_yaml``)::
 
 A group file lists tasks or other groups (``group: pqb`` / ``task: [syntactic, error]``); a group's
 scores are equal-weight means over the member tasks that ran. ``tag`` values select tasks too.
-Unknown keys, bad types and missing includes raise :class:`~harness.errors.TaskConfigError`.
+Unknown keys, bad types and missing includes raise :class:`~pqb.harness.errors.TaskConfigError`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any, NoReturn
 
 import yaml
 
-from harness.errors import TaskConfigError, UnknownTaskError
-from harness.metrics import DEFAULT_K_VALUES, DEFAULT_RR_CUTOFF
-from pqb_dataset import settings
-from pqb_dataset.io import stable_hash
+from pqb.dataset import settings
+from pqb.dataset.io import stable_hash
+from pqb.harness.errors import TaskConfigError, UnknownTaskError
+from pqb.harness.evaluation.metrics import DEFAULT_K_VALUES, DEFAULT_RR_CUTOFF
 
 PAIR_TYPES = ("syntactic", "error")
 
@@ -258,7 +258,7 @@ def check_task_values(data: dict[str, Any], source: str) -> None:
 
 
 def _check_bootstrap(boot: Any, fail: Callable[[str, str], NoReturn]) -> None:
-    from harness.bootstrap import UNITS
+    from pqb.harness.evaluation.bootstrap import UNITS
 
     if not isinstance(boot, dict) or set(boot) - {"n_boot", "seed", "unit"}:
         fail("bootstrap", "must be a mapping with keys n_boot, seed and unit")
@@ -341,7 +341,7 @@ def group_from_dict(data: dict[str, Any], source: str = "<dict>") -> GroupConfig
 
 def builtin_task_dir() -> Path:
     """The shipped YAML folder (the checkout's ``tasks/`` in editable installs, package data in wheels)."""
-    return Path(str(importlib.resources.files("harness.tasks")))
+    return Path(str(importlib.resources.files("pqb.harness.tasks")))
 
 
 def _yaml_files(root: Path) -> list[Path]:

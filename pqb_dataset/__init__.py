@@ -2,11 +2,11 @@
 
 This folder is a Hugging Face dataset repository (``README.md`` dataset card with a YAML ``configs:``
 block and parquet files) *and* a tiny Python package. The package holds only what both sides of the
-project must agree on: the column schema (:mod:`pqb_dataset.schema`), environment settings
-(:mod:`pqb_dataset.settings`) and atomic file writes (:mod:`pqb_dataset.io`). ``builders`` writes
+project must agree on: the column schema (:mod:`pqb.dataset.schema`), environment settings
+(:mod:`pqb.dataset.settings`) and atomic file writes (:mod:`pqb.dataset.io`). ``builders`` writes
 datasets in this schema, ``harness`` reads them; neither imports the other.
 """
 
-from pqb_dataset.schema import SCHEMA_VERSION
+from pqb.dataset.schema import SCHEMA_VERSION
 
 __all__ = ["SCHEMA_VERSION"]

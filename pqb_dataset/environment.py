@@ -3,7 +3,7 @@
 Recorded in every builder stage manifest and every harness results file, so a reader can see which
 BLAS library, kernel and thread count (via threadpoolctl), OpenMP runtime and torch CPU kernels
 produced a file. It is a record, never part of a fingerprint: the builders' arithmetic
-(``builders.linalg``) gives the same bytes under any of them, and the harness's metrics were measured
+(``pqb.builders.linalg``) gives the same bytes under any of them, and the harness's metrics were measured
 equal under OpenBLAS Haswell and SkylakeX kernels with 1 and 2 threads.
 """
 

@@ -1,1 +1,1 @@
-"""PQB task configs (YAML), shipped as package data ``harness.tasks``."""
+"""PQB task configs (YAML), shipped as package data ``pqb.harness.tasks``."""

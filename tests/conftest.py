@@ -22,7 +22,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point PQB's cache at a fresh temp dir so tests never read or pollute ~/.cache/pqb."""
-    from pqb_dataset import settings
+    from pqb.dataset import settings
 
     cache = tmp_path_factory.mktemp("pqb_cache")
     monkeypatch.setattr(settings, "PQB_CACHE_DIR", cache)

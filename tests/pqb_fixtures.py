@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pqb_dataset.schema import CONFIG_SCHEMAS, config_name, query_id
+from pqb.dataset.schema import CONFIG_SCHEMAS, config_name, query_id
 
 # (id suffix, title, brand, category, extra text). "G00X" duplicates "G01" exactly: a tie that sorts first.
 _PRODUCTS: list[tuple[str, str, str, str, str]] = [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from builders import amazon
-from builders.amazon import (
+from pqb.builders.source import amazon
+from pqb.builders.source.amazon import (
     HubSource,
     LocalSource,
     MalformedLineError,
@@ -100,7 +100,7 @@ def test_local_source_prefers_plain_then_gz(tmp_path: Path) -> None:
 
 
 def test_default_source_reads_settings_at_call_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pqb_dataset import settings
+    from pqb.dataset import settings
 
     monkeypatch.setattr(settings, "PQB_AMAZON_DIR", tmp_path)
     assert resolve_source(None) == LocalSource(tmp_path)
@@ -152,8 +152,8 @@ def test_reviews_are_deduplicated_on_user_product_text(tmp_path: Path) -> None:
 
 
 def test_ingest_of_a_doubled_file_equals_ingest_of_the_file(tmp_path: Path) -> None:
-    from builders.stages import run_ingest
-    from builders.workdir import read_parquet
+    from pqb.builders.stages import run_ingest
+    from pqb.builders.workdir import read_parquet
 
     lines = [_review(f"U{i % 3}", f"P{i % 5}", f"Review number {i}. It works.") for i in range(30)]
     tables = {}

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders.amazon import (
+from pqb.builders.errors import DataError
+from pqb.builders.source.amazon import (
     FIELD_TYPES,
     MAX_TEXT_CHARS,
     META_FIELDS,
@@ -27,7 +28,6 @@ from builders.amazon import (
     iter_meta,
     iter_reviews,
 )
-from builders.faults import DataError
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from builders.products import (
+from pqb.builders.source.products import (
     brand_value,
     clean_attribute_value,
     document_text,
@@ -16,7 +16,7 @@ from builders.products import (
     split_keyed,
     usable_attributes,
 )
-from pqb_dataset.schema import count_term
+from pqb.dataset.schema import count_term
 
 NBA_LIVE = {  # B00006JN5L: keyed features, and a details rating that contradicts the feature's
     "parent_asin": "B00006JN5L",

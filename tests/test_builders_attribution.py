@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from builders.attribution import (
+from pqb.builders.reports.attribution import (
     DECISIVE_MARGIN,
     METHODS,
     auroc,

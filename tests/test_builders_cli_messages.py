@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from builders.amazon import MAX_TEXT_CHARS
-from builders.cli import main
+from pqb.builders.cli import main
+from pqb.builders.source.amazon import MAX_TEXT_CHARS
 
 GOOD = json.dumps({"user_id": "U1", "parent_asin": "P1", "text": "Works well. Love it."}).encode()
 META = json.dumps({"parent_asin": "P1", "title": "Pad", "details": {"Brand": "Acme"}}).encode()

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from builders.publish import check_dataset, config_path
-from pqb_dataset import settings
+from pqb.builders.publish.tables import check_dataset, config_path
+from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {

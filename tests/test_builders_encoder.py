@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from builders.encoder import EncoderConfig, SyntaxEncoder
-from builders.parses import Parsed
-from pqb_dataset.io import sha256_file
+from pqb.builders.syntax.encoder import EncoderConfig, SyntaxEncoder
+from pqb.builders.syntax.parses import Parsed
+from pqb.dataset.io import sha256_file
 
 FAST = EncoderConfig(n_components=8, epochs=3, batch_size=16, seed=0)
 
@@ -53,8 +53,8 @@ def test_load_from_workdir_or_clear_error(tmp_path: Path) -> None:
 
 def test_heldout_sentences_never_reach_the_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sentinel rule that only held-out sentences have must not enter the vocabulary (nor SVD/MLP)."""
-    from builders import stages
-    from builders.workdir import write_parquet
+    from pqb.builders import stages
+    from pqb.builders.workdir import write_parquet
 
     rules, users, products = _rule_sets()
     rows, fake_rules = [], {}
@@ -131,8 +131,8 @@ def _tiny_source(root: Path) -> Path:
 
 
 def _build(work: Path, src: Path) -> dict:
-    from builders import stages
-    from builders.users import UserConfig
+    from pqb.builders import stages
+    from pqb.builders.source.users import UserConfig
 
     out = {"ingest": stages.run_ingest(work, src, "video_games")}
     out["users"] = stages.run_users(
@@ -168,8 +168,8 @@ def test_tiny_build_is_deterministic_and_resumable(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_real_slice_end_to_end(tmp_path: Path) -> None:
     """ingest → users → profiles → validate syntax on ../shared/data/amazon2023-mini (≈2 min on 2 cores)."""
-    from builders import stages
-    from pqb_dataset import settings
+    from pqb.builders import stages
+    from pqb.dataset import settings
 
     if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
         pytest.skip("offline slice not available")
@@ -188,7 +188,7 @@ def test_real_slice_end_to_end(tmp_path: Path) -> None:
 
 
 def test_cli_stages_and_insufficient_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from builders.cli import main
+    from pqb.builders.cli import main
 
     src = _tiny_source(tmp_path)
     common = ["--domain", "video_games", "--workdir", str(tmp_path / "w")]

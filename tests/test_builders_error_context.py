@@ -1,10 +1,11 @@
-"""Context signatures and hierarchical smoothing (builders.error_context)."""
+"""Context signatures and hierarchical smoothing (pqb.builders.writing_errors.context)."""
 
 from __future__ import annotations
 
 import pytest
 
-from builders.error_context import (
+from pqb.builders.nlp import load_spacy
+from pqb.builders.writing_errors.context import (
     BACKOFF_LEVELS,
     RATE_CHAIN,
     Smoothing,
@@ -14,7 +15,6 @@ from builders.error_context import (
     global_rate,
     new_counts,
 )
-from builders.nlp import load_spacy
 
 
 @pytest.fixture(scope="module")

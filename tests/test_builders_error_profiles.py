@@ -1,4 +1,4 @@
-"""Profile building from sentences (builders.error_profiles), with a deterministic fake corrector."""
+"""Profile building from sentences (pqb.builders.writing_errors.profiles), with a deterministic fake corrector."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from builders.error_profiles import ErrorProfiles, MissingInputError, run_errors
-from builders.workdir import WorkDir, read_parquet, write_parquet
-from pqb_dataset.schema import CHAR_MECHANISMS
+from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.writing_errors.profiles import ErrorProfiles, MissingInputError, run_errors
+from pqb.dataset.schema import CHAR_MECHANISMS
 
 FIXES = {"gsme": "game", "controllet": "controller", "grwat": "great", "teh": "the", "realy": "really",
          "Their": "There", "fsst": "fast", "lovw": "love", "amazon": "Amazon"}  # fmt: skip

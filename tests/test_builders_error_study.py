@@ -1,4 +1,4 @@
-"""The error-sampling attribution study (builders.error_study) on a toy work dir."""
+"""The error-sampling attribution study (pqb.builders.reports.error_study) on a toy work dir."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 from test_builders_error_profiles import FakeCorrector
 
-from builders.error_profiles import run_errors
-from builders.error_study import CONDITIONS, bootstrap_ci, expected_rank_metrics, run_error_study
-from builders.workdir import WorkDir, write_parquet
+from pqb.builders.reports.error_study import CONDITIONS, bootstrap_ci, expected_rank_metrics, run_error_study
+from pqb.builders.workdir import WorkDir, write_parquet
+from pqb.builders.writing_errors.profiles import run_errors
 
 
 def test_expected_rank_metrics_break_ties_uniformly() -> None:

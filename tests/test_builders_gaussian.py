@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from builders.gaussian import (
+from pqb.builders.syntax.gaussian import (
     MIN_CALIBRATION,
     LowRankDiagGaussian,
     RankOneDiagGaussian,

@@ -1,4 +1,4 @@
-"""Correction back-ends (builders.gec): the cache, symspell's precision rules, and model errors."""
+"""Correction back-ends (pqb.builders.writing_errors.detection): the cache, symspell's precision rules, and model errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from builders.gec import (
+from pqb.builders.writing_errors.detection import (
     CachedCorrector,
     GecModelNotFoundError,
     UnknownBackendError,
@@ -45,7 +45,7 @@ def test_cache_serves_repeats_without_recomputing(tmp_path: Path) -> None:
 
 
 def test_cache_default_path_follows_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pqb_dataset import settings
+    from pqb.dataset import settings
 
     monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path)
     CachedCorrector(CountingCorrector()).correct(["x"])
@@ -110,7 +110,7 @@ def test_quire_backend_when_installed() -> None:
 
 
 def test_missing_apostrophes_are_restored_but_real_contractions_kept() -> None:
-    from builders.gec import fix_missing_apostrophes
+    from pqb.builders.writing_errors.detection import fix_missing_apostrophes
 
     assert fix_missing_apostrophes("I dont know, Im sure it didn't and doesn’t.") == (
         "I don't know, I'm sure it didn't and doesn’t."

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from builders.filters import FilterConfig, filter_candidates
-from builders.generate import (
+from pqb.builders.queries.filters import FilterConfig, filter_candidates
+from pqb.builders.queries.generate import (
     Candidate,
     OpenAIGenerator,
     ProductSpec,

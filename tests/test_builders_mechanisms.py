@@ -1,4 +1,4 @@
-"""Mechanism classification and string diffing (builders.mechanisms)."""
+"""Mechanism classification and string diffing (pqb.builders.writing_errors.mechanisms)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders.mechanisms import OTHER, QWERTY_NEIGHBOURS, classify, diff_edits, is_adjacent_key
-from pqb_dataset.schema import apply_edits
+from pqb.builders.writing_errors.mechanisms import (
+    OTHER,
+    QWERTY_NEIGHBOURS,
+    classify,
+    diff_edits,
+    is_adjacent_key,
+)
+from pqb.dataset.schema import apply_edits
 
 # FIXTURES: (written, intended, mechanism); written = what the user typed.
 PAIRS = [
@@ -37,7 +43,7 @@ def test_classify_every_mechanism(written: str, intended: str, mechanism: str) -
 
 
 def test_every_mechanism_is_covered() -> None:
-    from pqb_dataset.schema import MECHANISMS
+    from pqb.dataset.schema import MECHANISMS
 
     assert {m for _, _, m in PAIRS} == set(MECHANISMS)
 

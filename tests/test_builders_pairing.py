@@ -11,10 +11,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from builders.gaussian import RankOneDiagGaussian, bhattacharyya, sym_kl
-from builders.generate import Candidate, derive_seed
-from builders.pairing import PairConfig, Selection, pair_products, ranked_pairs, select_for_user, select_pair
-from pqb_dataset.schema import check_rows
+from pqb.builders.pairing.pairs import (
+    PairConfig,
+    Selection,
+    pair_products,
+    ranked_pairs,
+    select_for_user,
+    select_pair,
+)
+from pqb.builders.queries.generate import Candidate, derive_seed
+from pqb.builders.syntax.gaussian import RankOneDiagGaussian, bhattacharyya, sym_kl
+from pqb.dataset.schema import check_rows
 
 # FIXTURES ------------------------------------------------------------------------------------------
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from builders.cli import build_parser
-from builders.pipeline import EMBEDDED_DEFAULT, BuildConfig, DomainResult, discover_domains, summary
-from pqb_dataset import settings
+from pqb.builders.cli import build_parser
+from pqb.builders.pipeline import EMBEDDED_DEFAULT, BuildConfig, DomainResult, discover_domains, summary
+from pqb.dataset import settings
 
 
 def test_discover_domains_needs_reviews_and_meta(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_no_arguments_means_all_with_the_embedded_default() -> None:
 
 
 def test_options_without_a_subcommand_mean_all(monkeypatch: pytest.MonkeyPatch) -> None:
-    from builders import cli
+    from pqb.builders import cli
 
     seen: list[list[str]] = []
     monkeypatch.setattr(cli, "build_parser", lambda: _Recorder(seen))
@@ -74,10 +74,10 @@ def test_summary_reports_counts_gates_and_skips() -> None:
 def test_no_progress_silences_the_bars_inside_stages(monkeypatch: pytest.MonkeyPatch) -> None:
     import huggingface_hub.utils
 
-    from builders import parses
-    from builders.nlp import load_spacy
-    from builders.parses import ParseCache, split_sentences
-    from pqb_dataset import progress
+    from pqb.builders.nlp import load_spacy
+    from pqb.builders.syntax import parses
+    from pqb.builders.syntax.parses import ParseCache, split_sentences
+    from pqb.dataset import progress
 
     drawn: list[bool | None] = []  # tqdm's disable= for each bar the stage makes (None: on a terminal)
 
@@ -96,7 +96,7 @@ def test_no_progress_silences_the_bars_inside_stages(monkeypatch: pytest.MonkeyP
 
 
 def test_a_text_over_spacy_max_length_is_a_one_line_error_before_parsing() -> None:
-    from builders.parses import ParseCache, TextTooLongError, split_sentences
+    from pqb.builders.syntax.parses import ParseCache, TextTooLongError, split_sentences
 
     class TinyNlp:
         def __init__(self) -> None:
@@ -115,7 +115,7 @@ def test_a_text_over_spacy_max_length_is_a_one_line_error_before_parsing() -> No
 @pytest.mark.slow
 def test_real_slice_rebuild_reproduces_the_committed_dataset(tmp_path: Path) -> None:
     """One full offline build of the embedded default (minutes on 2 cores) into a temp dir."""
-    from builders.pipeline import build
+    from pqb.builders.pipeline import build
 
     committed = settings.REPO_ROOT / "pqb_dataset" / "data"
     if not settings.PQB_AMAZON_DIR.is_dir() or not committed.is_dir():

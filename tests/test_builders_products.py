@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from builders.products import (
+from pqb.builders.source.products import (
     Attribute,
     clean_attribute_value,
     clean_text,
@@ -127,7 +127,7 @@ def test_details_as_json_string_like_the_hub_loader() -> None:
 
 def test_nested_attribute_values_are_not_both_core_terms() -> None:
     """'Sony' inside 'Sony Computer Entertainment' would make 'each core term exactly once' impossible."""
-    from builders.products import usable_attributes
+    from pqb.builders.source.products import usable_attributes
 
     meta = {
         "parent_asin": "X1",

@@ -17,15 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from builders.card import dataset_statistics, parse_stats_table
-from builders.gaussian import RankOneDiagGaussian, save_gaussians
-from builders.generate import load_candidates, run_generate
-from builders.pairing import PAIRS_FILE, PairConfig, pair_products
-from builders.publish import check_dataset, config_path, pseudonymize, publish, push_to_hub
-from builders.realizer import skeleton
-from builders.workdir import WorkDir, write_parquet
-from pqb_dataset import settings
-from pqb_dataset.schema import ROWS_SCHEMA
+from pqb.builders.pairing.pairs import PAIRS_FILE, PairConfig, pair_products
+from pqb.builders.publish.card import dataset_statistics, parse_stats_table
+from pqb.builders.publish.tables import check_dataset, config_path, pseudonymize, publish, push_to_hub
+from pqb.builders.queries.generate import load_candidates, run_generate
+from pqb.builders.queries.realizer import skeleton
+from pqb.builders.syntax.gaussian import RankOneDiagGaussian, save_gaussians
+from pqb.builders.workdir import WorkDir, write_parquet
+from pqb.dataset import settings
+from pqb.dataset.schema import ROWS_SCHEMA
 
 # FIXTURES ------------------------------------------------------------------------------------------
 
@@ -62,7 +62,7 @@ class FakeInjector:
     def inject(self, query: str, user_id: str, protected: list[str], seed: int) -> Any:
         from types import SimpleNamespace
 
-        from pqb_dataset.schema import words
+        from pqb.dataset.schema import words
 
         banned = {w for t in protected for w in words(t)}
         import re
@@ -242,7 +242,7 @@ def test_check_reports_every_violation_on_a_corrupted_copy(
 def test_check_cli_exit_codes(
     built: tuple[WorkDir, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from builders.cli import main
+    from pqb.builders.cli import main
 
     assert main(["check", "--dataset", str(built[1])]) == 0
     assert "core-term presence in target documents: " in capsys.readouterr().out

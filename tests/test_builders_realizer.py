@@ -7,10 +7,18 @@ import re
 
 import pytest
 
-from builders.candidate import ProductSpec
-from builders.filters import lexical_ok
-from builders.realizer import OPENERS, ROLES, Part, RealizerGenerator, attribute_role, realize, skeleton
-from builders.surface import SurfaceHabits, apply_habits
+from pqb.builders.queries.candidate import ProductSpec
+from pqb.builders.queries.filters import lexical_ok
+from pqb.builders.queries.realizer import (
+    OPENERS,
+    ROLES,
+    Part,
+    RealizerGenerator,
+    attribute_role,
+    realize,
+    skeleton,
+)
+from pqb.builders.queries.surface import SurfaceHabits, apply_habits
 
 SPEC = ProductSpec(  # B07ST9BST9 of the slice, as products.py selects it
     asin="B07ST9BST9",

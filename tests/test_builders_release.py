@@ -12,9 +12,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builders.publish import check_dataset, config_path, pseudonymize
-from builders.release import core_term_audit, release_rows, run_release
-from pqb_dataset import settings
+from pqb.builders.publish.release import core_term_audit, release_rows, run_release
+from pqb.builders.publish.tables import check_dataset, config_path, pseudonymize
+from pqb.dataset import settings
 
 RELEASE = {
     "B1": [

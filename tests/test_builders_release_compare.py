@@ -1,11 +1,11 @@
-"""The release comparison (builders.release_compare) on a tiny release written by the test."""
+"""The release comparison (pqb.builders.reports.release_compare) on a tiny release written by the test."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from builders.release_compare import compare_release, core_term_proxy, release_domain_stats
+from pqb.builders.reports.release_compare import compare_release, core_term_proxy, release_domain_stats
 
 RELEASE = {
     "B1": [

@@ -1,7 +1,7 @@
 """The profiles stage — the numerically heaviest builder step (SVD, encoder training, Gaussian fits and
 audits) — writes the same bytes under every OpenBLAS kernel this CPU can run, with 1 and 2 threads.
 
-Before ``builders.linalg``, a SkylakeX kernel and a Haswell/Zen kernel (or 1 vs 2 threads) gave other
+Before ``pqb.builders.linalg``, a SkylakeX kernel and a Haswell/Zen kernel (or 1 vs 2 threads) gave other
 SVD bits, other Gaussians and other pairs, so the committed dataset did not rebuild on other machines.
 """
 
@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from numeric_kernels import run_under, runnable_kernels
 
-from pqb_dataset import settings
-from pqb_dataset.io import sha256_file
+from pqb.dataset import settings
+from pqb.dataset.io import sha256_file
 
 OUTPUTS = ("vocab.json", "svd.safetensors", "encoder.safetensors", "gaussians.parquet", "embeddings.parquet")
 
 
 @pytest.mark.slow
 def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path: Path) -> None:
-    from builders import stages
+    from pqb.builders import stages
 
     if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
         pytest.skip("needs the offline slice ../shared/data/amazon2023-mini")
@@ -33,7 +33,7 @@ def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path:
         for threads in (1, 2):
             work = tmp_path / f"{kernel}-{threads}"
             shutil.copytree(base, work)
-            run_under(kernel, threads, ["-c", "import sys; from builders.cli import main; sys.exit(main())", "profiles", "--domain", "video_games",
+            run_under(kernel, threads, ["-c", "import sys; from pqb.builders.cli import main; sys.exit(main())", "profiles", "--domain", "video_games",
                                         "--workdir", str(work), "--threshold", "heldout", "--epochs", "3"])  # fmt: skip
             digests[kernel, threads] = tuple(sha256_file(work / "video_games/syntax" / n) for n in OUTPUTS)
     assert len(digests) >= 2

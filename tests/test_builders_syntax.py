@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from builders.parses import _parse
-from builders.syntax_rules import RuleVocab, extract_rules
+from pqb.builders.syntax.parses import _parse
+from pqb.builders.syntax.rules import RuleVocab, extract_rules
 
 # "The cat sat ." : The -det-> cat -nsubj-> sat (root) <-punct- .
 POS = ["DET", "NOUN", "VERB", "PUNCT"]

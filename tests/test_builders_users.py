@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.users import (
+from pqb.builders.source.users import (
     UserConfig,
     clean_review_text,
     link_rows,

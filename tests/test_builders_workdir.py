@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from builders.workdir import WorkDir
+from pqb.builders.workdir import WorkDir
 
 
 def _run_stage(wd: WorkDir, name: str, config: dict) -> None:

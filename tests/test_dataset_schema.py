@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pqb_dataset.schema import apply_edits, check_rows, count_term, term_spans
+from pqb.dataset.schema import apply_edits, check_rows, count_term, term_spans
 
 
 def test_count_term_is_case_insensitive_whole_word() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import bm25s
 import numpy as np
 
-from harness.data import build_corpus
-from harness.retrievers.bm25 import BM25Retriever
-from harness.retrievers.random import RandomRetriever
+from pqb.harness.evaluation.data import build_corpus
+from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
+from pqb.harness.retrievers.lexical.random import RandomRetriever
 
 DOCS = [
     ("d3", "Racing wheel", "product: Racing wheel with pedals and force feedback"),

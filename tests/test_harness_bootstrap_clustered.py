@@ -1,4 +1,4 @@
-"""Clustered bootstrap (harness.bootstrap, harness.design) against a slow reference loop on a hand-built
+"""Clustered bootstrap (pqb.harness.evaluation.bootstrap, pqb.harness.evaluation.design) against a slow reference loop on a hand-built
 clustered example: whole units are resampled, a syntactic pair under the user unit weighs the product
 of its users' draws, replicates are chunk-, process- and seed-deterministic, and clustering widens CIs."""
 
@@ -11,10 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-from harness.bootstrap import Design, Level, bootstrap_design, draw_counts, percentile_ci
-from harness.data import PairSet
-from harness.design import derive, task_design
-from harness.task_registry import task_from_dict
+from pqb.harness.evaluation.bootstrap import Design, Level, bootstrap_design, draw_counts, percentile_ci
+from pqb.harness.evaluation.data import PairSet
+from pqb.harness.evaluation.design import derive, task_design
+from pqb.harness.task_registry import task_from_dict
 
 SYN = task_from_dict({"task": "t_syn", "dataset_name": "x", "pair_type": "syntactic", "k_values": [1, 10]})
 ERR = task_from_dict({"task": "t_err", "dataset_name": "x", "pair_type": "error", "k_values": [1, 10]})
@@ -112,7 +112,7 @@ def test_chunking_and_processes_do_not_change_replicates(monkeypatch):
     pairs, ranks = error_pairs_example()
     design = task_design(ERR, pairs, ranks, unit="target")
     whole = bootstrap_design(design, n_boot=500, seed=11)
-    import harness.bootstrap as B
+    import pqb.harness.evaluation.bootstrap as B
 
     monkeypatch.setattr(B, "MAX_CELLS", 37)  # a few replicates per chunk
     chunked = bootstrap_design(design, n_boot=500, seed=11)

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from pqb_fixtures import make_tiny_dataset
 
-from harness.bootstrap import percentile_ci
-from harness.cli import main
-from harness.compare import common_tasks, p_value, paired_task
-from harness.data import PairSet
-from harness.errors import DataError
-from harness.evaluator import TaskData
-from harness.results import load_results
-from harness.retrievers.base import Corpus
-from harness.task_registry import task_from_dict
+from pqb.harness.cli import main
+from pqb.harness.errors import DataError
+from pqb.harness.evaluation.bootstrap import percentile_ci
+from pqb.harness.evaluation.compare import common_tasks, p_value, paired_task
+from pqb.harness.evaluation.data import PairSet
+from pqb.harness.evaluation.evaluator import TaskData
+from pqb.harness.results import load_results
+from pqb.harness.retrievers.base import Corpus
+from pqb.harness.task_registry import task_from_dict
 
 ERR = task_from_dict({"task": "t_err", "dataset_name": "x", "pair_type": "error"})
 

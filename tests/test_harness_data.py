@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pqb_fixtures import make_tiny_dataset
 
-from harness.data import load_config
+from pqb.harness.evaluation.data import load_config
 
 
 def test_rebuilt_local_dataset_is_reloaded_not_served_from_cache(tmp_path) -> None:
@@ -32,7 +32,7 @@ def test_two_folders_with_the_same_name_do_not_share_a_cache(tmp_path) -> None:
 def test_config_declared_but_missing_is_a_recorded_skip_not_a_crash(tmp_path) -> None:
     import pytest
 
-    from harness.errors import DatasetNotFoundError
+    from pqb.harness.errors import DatasetNotFoundError
 
     root = make_tiny_dataset(tmp_path / "pqb_dataset")
     card = (root / "README.md").read_text()
@@ -48,7 +48,7 @@ def test_run_cache_reads_each_shard_array_once(tmp_path) -> None:
     (10k entries) allocate tens of GB and get the process killed."""
     import numpy as np
 
-    from harness.run_cache import RankEntry, RunCache
+    from pqb.harness.evaluation.run_cache import RankEntry, RunCache
 
     cache = RunCache(tmp_path, {"model": "x"}, "fp", depth=5)
     items = [

@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
-from harness.cli import main
-from harness.errors import ModelArgsError
-from harness.registry import create_retriever, system_name
-from harness.results import load_results
-from harness.retrievers.base import Corpus
-from harness.rewriters import PySpellCheckerRewriter, SymSpellRewriter
+from pqb.harness.cli import main
+from pqb.harness.errors import ModelArgsError
+from pqb.harness.registry import create_retriever, system_name
+from pqb.harness.results import load_results
+from pqb.harness.retrievers.base import Corpus
+from pqb.harness.retrievers.rewriters import PySpellCheckerRewriter, SymSpellRewriter
 
 
 @pytest.fixture(scope="module")

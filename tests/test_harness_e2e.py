@@ -15,8 +15,8 @@ import bm25s
 import pytest
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
-from harness.cli import main
-from harness.results import load_results, validate_results
+from pqb.harness.cli import main
+from pqb.harness.results import load_results, validate_results
 
 DATA = Path(__file__).parent / "data"
 
@@ -180,7 +180,7 @@ def test_strict_and_nothing_to_run(dataset, tmp_path):
 def test_evaluate_module_agrees(dataset, tmp_path):
     import evaluate
 
-    from harness.metrics_evaluate_path import PQB_ROBUSTNESS_PATH
+    from pqb.harness.integrations.evaluate_metric import PQB_ROBUSTNESS_PATH
 
     res, path = run_cli(dataset, tmp_path, "--log_samples")
     samples = [

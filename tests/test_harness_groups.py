@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from pqb_fixtures import make_tiny_dataset
 
-from harness.cli import main
-from harness.errors import ResultsSchemaError
-from harness.results import group_entry, load_results, validate_results
+from pqb.harness.cli import main
+from pqb.harness.errors import ResultsSchemaError
+from pqb.harness.results import group_entry, load_results, validate_results
 
 METRICS = ("flip@10", "rrstd", "hit@10", "mrr")
 

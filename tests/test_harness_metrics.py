@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import metrics as M
-from harness.bootstrap import bootstrap_means, percentile_ci
-from harness.ranking import ranks_from_lists, target_ranks
-from harness.retrievers.base import topk_stable
+from pqb.harness.evaluation import metrics as M
+from pqb.harness.evaluation.bootstrap import bootstrap_means, percentile_ci
+from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
+from pqb.harness.retrievers.base import topk_stable
 
 INF = math.inf
 
@@ -196,7 +196,7 @@ def test_properties(data):
 
 def test_last_bit_float_differences_count_as_ties() -> None:
     """Two identical documents may get scores one float32 ulp apart; corpus order must still decide."""
-    from harness.ranking import target_ranks
+    from pqb.harness.evaluation.ranking import target_ranks
 
     a = np.float32(1.7985868)
     b = np.float32(1.7985870)
@@ -213,8 +213,8 @@ def test_last_bit_float_differences_count_as_ties() -> None:
 
 def test_logged_top_k_lists_agree_with_reported_ranks_under_near_ties() -> None:
     """Samples/TREC files list documents in the order the reported ranks imply (same tie rule)."""
-    from harness.ranking import target_ranks
-    from harness.retrievers.base import topk_stable
+    from pqb.harness.evaluation.ranking import target_ranks
+    from pqb.harness.retrievers.base import topk_stable
 
     rng = np.random.default_rng(0)
     base = rng.integers(0, 6, size=(40, 30)).astype(np.float32)  # many exact ties

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from harness import registry as R
-from harness.errors import MissingDependencyError, ModelArgsError, RegistryError, UnknownModelError
-from harness.models import MODEL_MAPPING
-from harness.retrievers.base import Retriever
+from pqb.harness import registry as R
+from pqb.harness.errors import MissingDependencyError, ModelArgsError, RegistryError, UnknownModelError
+from pqb.harness.models import MODEL_MAPPING
+from pqb.harness.retrievers.base import Retriever
 
 EXPECTED = {
     "bm25", "random", "dense", "splade", "bge-m3", "bge-m3-dense", "colbertv2", "bm25-pyserini",
@@ -21,16 +21,16 @@ EXPECTED = {
 
 def test_mapping_has_exactly_the_fixed_names():
     assert set(MODEL_MAPPING) == EXPECTED
-    assert MODEL_MAPPING["bm25"] == "harness.retrievers.bm25:BM25Retriever"
+    assert MODEL_MAPPING["bm25"] == "pqb.harness.retrievers.lexical.bm25:BM25Retriever"
 
 
 def test_ls_models_imports_no_backend():
     code = textwrap.dedent(
         """
         import sys
-        from harness.cli import main
+        from pqb.harness.cli import main
         assert main(["ls", "models"]) == 0
-        heavy = [m for m in ("torch", "transformers", "sentence_transformers", "bm25s", "harness.retrievers.bm25")
+        heavy = [m for m in ("torch", "transformers", "sentence_transformers", "bm25s", "pqb.harness.retrievers.lexical.bm25")
                  if m in sys.modules]
         assert not heavy, heavy
         """
@@ -101,7 +101,7 @@ def test_missing_optional_dependency_gives_install_hint(tmp_path, monkeypatch):
 
 
 def test_preset_resolves_to_base_with_overrides(monkeypatch):
-    from harness import model_presets
+    from pqb.harness import model_presets
 
     monkeypatch.setitem(model_presets.PRESETS, "bm25-tuned", {"model": "bm25", "args": {"k1": 0.9, "b": 0.4}})
     base, _cls, kwargs = R.resolve_model("bm25-tuned", {"b": 0.5})

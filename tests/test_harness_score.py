@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pqb_fixtures import make_tiny_dataset
 
-from harness.cli import main
-from harness.results import load_results
+from pqb.harness.cli import main
+from pqb.harness.results import load_results
 
 TASKS = ("pqb_syntactic_video_games", "pqb_error_video_games")
 
@@ -71,8 +71,8 @@ def test_missing_query_counts_as_a_miss(harness_run, tmp_path):
 
 
 def test_harness_runs_keep_rr_cutoff_documents(tmp_path):
-    from harness.evaluator import run_file_depth
-    from harness.task_registry import task_from_dict
+    from pqb.harness.evaluation.evaluator import run_file_depth
+    from pqb.harness.task_registry import task_from_dict
 
     cfg = task_from_dict({"task": "t", "dataset_name": "x", "pair_type": "error", "run_depth": 100})
     assert run_file_depth(cfg) == 200  # MRR counts ranks up to 200, so the run must hold them

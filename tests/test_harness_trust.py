@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
-from harness.cli import main
-from pqb_dataset import progress
+from pqb.dataset import progress
+from pqb.harness.cli import main
 
 TASKS = "pqb_syntactic_video_games,pqb_error_video_games"
 
@@ -204,7 +204,7 @@ def test_bootstrap_zero_is_stated_and_gives_no_cis(good, tmp_path, capsys):
 
 
 def test_offline_without_dataset(tmp_path, capsys, monkeypatch):
-    from pqb_dataset import settings
+    from pqb.dataset import settings
 
     monkeypatch.setattr(settings, "PQB_DATASET_DIR", tmp_path / "absent")
     monkeypatch.setattr(settings, "HF_HUB_OFFLINE", True)
@@ -249,8 +249,8 @@ def test_pyserini_missing_names_the_extra(good, tmp_path, capsys, monkeypatch):
 def test_no_progress_silences_every_bar(good, tmp_path, capsys, monkeypatch):
     import datasets
 
-    from harness import evaluator
-    from harness.retrievers.encoding import progress as encoder_progress
+    from pqb.harness.evaluation import evaluator
+    from pqb.harness.retrievers.neural.encoding import progress as encoder_progress
 
     seen, real = [], evaluator.evaluate
 
@@ -334,15 +334,15 @@ def test_resume_recomputes_when_task_settings_differ(good, tmp_path, capsys, key
 
 
 def test_resume_recomputes_when_the_tie_rule_changes(baseline, good, capsys, monkeypatch):
-    import harness.resume
+    import pqb.harness.evaluation.resume
 
-    monkeypatch.setattr(harness.resume, "TIE_RTOL", 1e-3)
+    monkeypatch.setattr(pqb.harness.evaluation.resume, "TIE_RTOL", 1e-3)
     got, err = run(capsys, *base_args(good, baseline), "--overwrite", "only-missing", "--limit", "6")
     assert got == 0 and err.count("tie_rule.rtol: 1e-06 -> 0.001") == 2, err
 
 
 def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monkeypatch):
-    import harness.evaluator as ev
+    import pqb.harness.evaluation.evaluator as ev
 
     full = tmp_path / "full"
     assert main(base_args(good, full, "--tasks", "pqb")) == 0  # uninterrupted reference

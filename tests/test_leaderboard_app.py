@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.leaderboard import write_leaderboard
+from pqb.harness.reporting.leaderboard import write_leaderboard
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "leaderboard" / "results"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from harness.leaderboard import write_leaderboard
+from pqb.harness.reporting.leaderboard import write_leaderboard
 
 DATA = Path(__file__).parent / "data" / "leaderboard" / "results"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")

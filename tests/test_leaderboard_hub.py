@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from huggingface_hub import HfApi
 
-from harness import hub
-from harness.cli import main
+from pqb.harness.cli import main
+from pqb.harness.reporting import hub
 
 TOKEN = "hf_TESTTOKEN_must_never_appear_0123456789"
 DATA = Path(__file__).parent / "data" / "leaderboard" / "results"

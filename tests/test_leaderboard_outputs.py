@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from pqb.harness.cli import main
 
 DATA = Path(__file__).parent / "data" / "leaderboard" / "results"
 PLOTS = ("flip_at_k", "deg_at_k", "robustness_vs_effectiveness")

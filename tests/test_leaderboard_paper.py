@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import paper
-from harness.cli import main
-from pqb_dataset import settings
+from pqb.dataset import settings
+from pqb.harness.cli import main
+from pqb.harness.reporting import paper
 
 DATA = Path(__file__).parent / "data" / "leaderboard" / "results"
 

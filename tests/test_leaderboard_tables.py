@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness import leaderboard as lb
+from pqb.harness.reporting import leaderboard as lb
 
 # FIXTURES ----------------------------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ def test_tidy_parquet_round_trips_with_documented_columns(written: Path) -> None
 
 
 def test_wheel_and_fusion_weights_are_labelled_without_local_paths() -> None:
-    from harness.leaderboard import model_identity
+    from pqb.harness.reporting.leaderboard import model_identity
 
     minilm = {
         "name": "dense",

@@ -40,7 +40,7 @@ def test_schema_package_imports_neither() -> None:
 
 
 def test_every_python_package_is_declared_in_pyproject() -> None:
-    """The package list is explicit (tasks/ is mapped to harness.tasks); a new subpackage must be added."""
+    """The package list is explicit (tasks/ is mapped to pqb.harness.tasks); a new subpackage must be added."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     declared = set(config["packages"])
     mapped = {str(Path(v)): k for k, v in config.get("package-dir", {}).items()}

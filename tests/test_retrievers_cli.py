@@ -13,8 +13,8 @@ import pytest
 import tiny_models
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
-from harness.cli import main
-from harness.results import load_results
+from pqb.harness.cli import main
+from pqb.harness.results import load_results
 
 pytestmark = pytest.mark.neural
 

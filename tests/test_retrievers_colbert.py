@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from tiny_models import tiny_colbert
 
-from harness.registry import create_retriever
-from harness.retrievers.base import Corpus
+from pqb.harness.registry import create_retriever
+from pqb.harness.retrievers.base import Corpus
 
 pytestmark = pytest.mark.neural
 

@@ -1,4 +1,4 @@
-"""Shared neural machinery (harness/retrievers/encoding.py): no model weights needed here."""
+"""Shared neural machinery (harness/retrievers/neural/encoding.py): no model weights needed here."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from harness.retrievers.base import Corpus
-from harness.retrievers.bgem3 import _max_csr
-from harness.retrievers.encoding import (
+from pqb.harness.retrievers.base import Corpus
+from pqb.harness.retrievers.hybrid import split_components
+from pqb.harness.retrievers.neural.bgem3 import _max_csr
+from pqb.harness.retrievers.neural.encoding import (
     ArrayCache,
     FirstStageReranker,
     ModelNotAvailableError,
@@ -24,7 +25,6 @@ from harness.retrievers.encoding import (
     weights_sha256,
     zscore_rows,
 )
-from harness.retrievers.hybrid import split_components
 
 # FIXTURES ---------------------------------------------------------------------------------------------
 CORPUS = Corpus(
@@ -171,7 +171,7 @@ def test_reranked_head_then_first_stage_tail_with_monotone_scores(tmp_path):
 def test_device_set_after_construction_is_resolved_with_its_dtype():
     import torch
 
-    from harness.errors import ModelArgsError
+    from pqb.harness.errors import ModelArgsError
 
     r = _LengthJudge()
     r.device = None  # what the registry does for --device when unset: auto-detect

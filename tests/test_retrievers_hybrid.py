@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.registry import create_retriever
-from harness.retrievers.base import Corpus
-from harness.retrievers.encoding import zscore_rows
+from pqb.harness.registry import create_retriever
+from pqb.harness.retrievers.base import Corpus
+from pqb.harness.retrievers.neural.encoding import zscore_rows
 
 CORPUS = Corpus(
     ids=("a", "b", "c", "d"),

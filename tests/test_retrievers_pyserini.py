@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from pqb_fixtures import tiny_tables
 
-from harness.registry import create_retriever
-from harness.retrievers.base import Corpus, topk_stable
+from pqb.harness.registry import create_retriever
+from pqb.harness.retrievers.base import Corpus, topk_stable
 
 pytest.importorskip(
     "pyserini",

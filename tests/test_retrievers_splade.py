@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.registry import create_retriever
-from harness.retrievers.base import Corpus
+from pqb.harness.registry import create_retriever
+from pqb.harness.retrievers.base import Corpus
 
 pytestmark = pytest.mark.neural
 

@@ -10,23 +10,23 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from builders.cli._common import guarded
-from pqb_dataset.argtypes import OneLineParser
-from pqb_dataset.progress import progress_bars
+from pqb.builders.cli._common import guarded
+from pqb.dataset.argtypes import OneLineParser
+from pqb.dataset.progress import progress_bars
 
 SUBCOMMANDS: dict[str, str] = {
-    "ingest": "builders.cli.ingest",
-    "users": "builders.cli.users",
-    "profiles": "builders.cli.profiles",
-    "errors": "builders.cli.errors",
-    "generate": "builders.cli.generate",
-    "pair": "builders.cli.pair",
-    "publish": "builders.cli.publish",
-    "check": "builders.cli.check",
-    "validate": "builders.cli.validate",
-    "release": "builders.cli.release",
-    "compare-release": "builders.cli.compare_release",
-    "all": "builders.cli.all",
+    "ingest": "pqb.builders.cli.ingest",
+    "users": "pqb.builders.cli.users",
+    "profiles": "pqb.builders.cli.profiles",
+    "errors": "pqb.builders.cli.errors",
+    "generate": "pqb.builders.cli.generate",
+    "pair": "pqb.builders.cli.pair",
+    "publish": "pqb.builders.cli.publish",
+    "check": "pqb.builders.cli.check",
+    "validate": "pqb.builders.cli.validate",
+    "release": "pqb.builders.cli.release",
+    "compare-release": "pqb.builders.cli.compare_release",
+    "all": "pqb.builders.cli.all",
 }
 
 

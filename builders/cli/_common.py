@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pqb_dataset.argtypes import non_negative_int
+from pqb.dataset.argtypes import non_negative_int
 
 
 def add_stage_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def add_stage_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_progress_argument(parser: argparse.ArgumentParser) -> None:
-    """``--no-progress``: :func:`builders.cli.main` turns every progress bar off with it."""
+    """``--no-progress``: :func:`pqb.builders.cli.main` turns every progress bar off with it."""
     parser.add_argument("--no-progress", action="store_true", help="draw no progress bars")
 
 
@@ -52,12 +52,12 @@ def report(name: str, stats: dict[str, Any]) -> None:
 
 
 def guarded(fn: Callable[[], int | None]) -> int:
-    """Run a command; a :class:`~builders.faults.BuildError` (bad input, bad invocation, missing
+    """Run a command; a :class:`~pqb.builders.errors.BuildError` (bad input, bad invocation, missing
     resource) becomes one line ``error: ...`` on stderr and the error's exit code, not a traceback.
 
     ``pqb-build`` runs every subcommand through this; other exceptions are bugs and keep their traceback.
     """
-    from builders.faults import BuildError
+    from pqb.builders.errors import BuildError
 
     try:
         return int(fn() or 0)

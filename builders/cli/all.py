@@ -2,7 +2,7 @@
 
 With no arguments (``pqb-build``) it is the embedded default: every category of ``$PQB_AMAZON_DIR``
 (``../shared/data/amazon2023-mini``), the small-slice configuration of
-:data:`builders.pipeline.EMBEDDED_DEFAULT`, published to ``pqb_dataset/``.
+:data:`pqb.builders.pipeline.EMBEDDED_DEFAULT`, published to ``pqb_dataset/``.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from builders.cli._common import add_progress_argument, add_strict_argument
-from builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
-from builders.cli.pair import add_pair_arguments, pair_config
-from pqb_dataset.argtypes import non_negative_int, open_unit_interval, positive_int
+from pqb.builders.cli._common import add_progress_argument, add_strict_argument
+from pqb.builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
+from pqb.builders.cli.pair import add_pair_arguments, pair_config
+from pqb.dataset.argtypes import non_negative_int, open_unit_interval, positive_int
 
 HELP = "Build every stage of one or all domains (resumable) and publish pqb_dataset/."
 EPILOG = """examples:
@@ -25,7 +25,7 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from builders.pipeline import EMBEDDED_DEFAULT as D
+    from pqb.builders.pipeline import EMBEDDED_DEFAULT as D
 
     parser.add_argument("--domain", action="append", default=None, help="domain(s) (default: every category)")
     parser.add_argument(
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.pipeline import BuildConfig, build
+    from pqb.builders.pipeline import BuildConfig, build
 
     config = BuildConfig(
         seed=args.seed, link=args.link, link_users_per_product=args.link_users_per_product,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb_dataset.argtypes import non_negative_int
+from pqb.dataset.argtypes import non_negative_int
 
 HELP = "Check a built dataset: schemas, PQB invariants, BEIR views, user coverage, card statistics."
 EPILOG = """examples:
@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from builders.publish import check_dataset, core_term_presence
-    from pqb_dataset import settings
+    from pqb.builders.publish.tables import check_dataset, core_term_presence
+    from pqb.dataset import settings
 
     dataset = Path(args.dataset or settings.PQB_DATASET_DIR)
     report = check_dataset(dataset, args.config)

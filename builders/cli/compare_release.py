@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pqb_dataset.argtypes import non_negative_int, positive_int
+from pqb.dataset.argtypes import non_negative_int, positive_int
 
 HELP = "Diff the authors' released typo queries: mechanisms, edits per query, core-term hits; ours beside."
 EPILOG = """examples:
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.release_compare import compare_release
+    from pqb.builders.reports.release_compare import compare_release
 
     compare_release(
         release_dir=args.release_dir,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli._common import add_stage_arguments, report
+from pqb.builders.cli._common import add_stage_arguments, report
 
 HELP = "Recover each user's writing errors (GEC + ERRANT) and build per-user, per-context error profiles."
 EPILOG = """examples:
@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.error_profiles import run_errors
-    from builders.workdir import WorkDir
+    from pqb.builders.workdir import WorkDir
+    from pqb.builders.writing_errors.profiles import run_errors
 
     stats = run_errors(
         WorkDir(args.workdir, args.domain), backend=args.backend, seed=args.seed, force=args.force

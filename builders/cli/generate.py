@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli._common import add_stage_arguments, report
-from pqb_dataset.argtypes import positive_int, unit_interval
+from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.dataset.argtypes import positive_int, unit_interval
 
 HELP = "Generate candidate queries per target product (realizer, llm or openai) and filter them."
 EPILOG = """examples:
@@ -46,7 +46,7 @@ def generator_kwargs(args: argparse.Namespace) -> dict[str, str]:
 
 
 def filter_config(args: argparse.Namespace) -> object:
-    from builders.filters import FilterConfig, semantic_available
+    from pqb.builders.queries.filters import FilterConfig, semantic_available
 
     semantic = args.semantic
     if semantic is None:
@@ -63,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.generate import run_generate
-    from builders.workdir import WorkDir
+    from pqb.builders.queries.generate import run_generate
+    from pqb.builders.workdir import WorkDir
 
     stats = run_generate(
         WorkDir(args.workdir, args.domain), backend=args.backend, n=args.n, seed=args.seed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from builders.cli._common import add_stage_arguments, add_strict_argument, report
+from pqb.builders.cli._common import add_stage_arguments, add_strict_argument, report
 
 HELP = "Read a category's reviews and metadata (local dir or the Hub) into the work directory."
 EPILOG = """examples:
@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.amazon import read_summary
-    from builders.stages import run_ingest
+    from pqb.builders.source.amazon import read_summary
+    from pqb.builders.stages import run_ingest
 
     stats = run_ingest(
         args.workdir, args.source, args.domain, args.strict, category=args.category, force=args.force

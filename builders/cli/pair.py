@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli._common import add_stage_arguments, report
-from pqb_dataset.argtypes import positive_int
+from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.dataset.argtypes import positive_int
 
 HELP = "Select each target's farthest user pair and their queries, then inject each user's errors."
 EPILOG = """examples:
@@ -24,7 +24,7 @@ def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def pair_config(args: argparse.Namespace) -> object:
-    from builders.pairing import PairConfig
+    from pqb.builders.pairing.pairs import PairConfig
 
     return PairConfig(
         distance=args.distance, max_pairs_tried=args.max_pairs_tried, inject_errors=not args.no_errors
@@ -37,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.pairing import run_pair
-    from builders.workdir import WorkDir
+    from pqb.builders.pairing.pairs import run_pair
+    from pqb.builders.workdir import WorkDir
 
     stats = run_pair(
         WorkDir(args.workdir, args.domain), seed=args.seed, config=pair_config(args), force=args.force,

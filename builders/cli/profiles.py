@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli._common import add_stage_arguments, report
-from pqb_dataset.argtypes import open_unit_interval, positive_int
+from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.dataset.argtypes import open_unit_interval, positive_int
 
 HELP = (
     "Fit the rule vocabulary, SVD and encoder on profile sentences, then each user's rank-one+diag Gaussian."
@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.encoder import EncoderConfig
-    from builders.stages import run_profiles
+    from pqb.builders.stages import run_profiles
+    from pqb.builders.syntax.encoder import EncoderConfig
 
     ecfg = EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed)
 

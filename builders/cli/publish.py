@@ -34,9 +34,9 @@ def built_domains(work: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.publish import publish, push_to_hub
-    from builders.workdir import WorkDir
-    from pqb_dataset import settings
+    from pqb.builders.publish.tables import publish, push_to_hub
+    from pqb.builders.workdir import WorkDir
+    from pqb.dataset import settings
 
     dataset = Path(args.dataset or settings.PQB_DATASET_DIR)
     if not args.push_only:

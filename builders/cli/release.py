@@ -27,9 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.publish import check_dataset
-    from builders.release import run_release
-    from pqb_dataset.schema import config_name
+    from pqb.builders.publish.release import run_release
+    from pqb.builders.publish.tables import check_dataset
+    from pqb.dataset.schema import config_name
 
     out = run_release(
         args.domain,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from builders.cli._common import add_link_argument, add_stage_arguments, report
-from pqb_dataset.argtypes import at_least, positive_int
+from pqb.builders.cli._common import add_link_argument, add_stage_arguments, report
+from pqb.dataset.argtypes import at_least, positive_int
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
 EPILOG = """examples:
@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from builders.stages import run_users
-    from builders.users import UserConfig
+    from pqb.builders.source.users import UserConfig
+    from pqb.builders.stages import run_users
 
     cfg = UserConfig(
         min_sentences=args.min_sentences,

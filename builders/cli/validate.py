@@ -6,8 +6,8 @@ import argparse
 import importlib
 import sys
 
-from builders.cli._common import add_stage_arguments, guarded, report
-from pqb_dataset.argtypes import positive_int
+from pqb.builders.cli._common import add_stage_arguments, guarded, report
+from pqb.dataset.argtypes import positive_int
 
 HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
 EPILOG = """examples:
@@ -26,20 +26,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _errors(args: argparse.Namespace) -> int:
     try:
-        mod = importlib.import_module("builders.error_study")
+        mod = importlib.import_module("pqb.builders.reports.error_study")
     except ModuleNotFoundError as exc:
-        if exc.name != "builders.error_study":
+        if exc.name != "pqb.builders.reports.error_study":
             raise
         print(
-            "error: the error-profile study (builders.error_study) is not available in this checkout",
+            "error: the error-profile study (pqb.builders.reports.error_study) is not available in this checkout",
             file=sys.stderr,
         )
         return 2
-    from builders.workdir import WorkDir
+    from pqb.builders.workdir import WorkDir
 
     fn = getattr(mod, "run_error_study", None)
     if fn is None:
-        print("error: builders.error_study has no run_error_study(workdir, *, seed, n_boot)", file=sys.stderr)
+        print(
+            "error: pqb.builders.reports.error_study has no run_error_study(workdir, *, seed, n_boot)",
+            file=sys.stderr,
+        )
         return 2
     try:
         report("validate errors", fn(WorkDir(args.workdir, args.domain), seed=args.seed, n_boot=args.n_boot))
@@ -52,7 +55,7 @@ def _errors(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     rc = 0
     if args.study in ("syntax", "all"):
-        from builders.stages import run_validate_syntax
+        from pqb.builders.stages import run_validate_syntax
 
         def go() -> None:
             stats = run_validate_syntax(

@@ -4,7 +4,7 @@ Each subcommand module exposes ``HELP`` (one line), ``add_arguments(parser)`` an
 The bare form ``pqb-harness --model bm25 --tasks syntactic`` (no subcommand) means ``run``.
 
 Errors are reported here and nowhere else: a subcommand raises a
-:class:`~harness.errors.PQBHarnessError` and :func:`main` prints its details and one ``error:`` line,
+:class:`~pqb.harness.errors.PQBHarnessError` and :func:`main` prints its details and one ``error:`` line,
 returning the error's exit code (2 usage, 1 data). Argument-parsing errors get the same one-line form
 (exit 2) instead of argparse's usage block.
 """
@@ -16,17 +16,17 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from harness.errors import PQBHarnessError
-from pqb_dataset.argtypes import OneLineParser
+from pqb.dataset.argtypes import OneLineParser
+from pqb.harness.errors import PQBHarnessError
 
 SUBCOMMANDS: dict[str, str] = {
-    "run": "harness.cli.run",
-    "ls": "harness.cli.ls",
-    "validate": "harness.cli.validate",
-    "leaderboard": "harness.cli.leaderboard",
-    "compare-paper": "harness.cli.compare_paper",
-    "compare": "harness.cli.compare",
-    "score": "harness.cli.score",
+    "run": "pqb.harness.cli.run",
+    "ls": "pqb.harness.cli.ls",
+    "validate": "pqb.harness.cli.validate",
+    "leaderboard": "pqb.harness.cli.leaderboard",
+    "compare-paper": "pqb.harness.cli.compare_paper",
+    "compare": "pqb.harness.cli.compare",
+    "score": "pqb.harness.cli.score",
 }
 
 

@@ -1,6 +1,6 @@
-"""Harness-only argparse helpers; the range-checked ``type=`` callables live in :mod:`pqb_dataset.argtypes`
+"""Harness-only argparse helpers; the range-checked ``type=`` callables live in :mod:`pqb.dataset.argtypes`
 (shared with ``pqb-build``). argparse reports their message as one line naming the option (see
-:class:`pqb_dataset.argtypes.OneLineParser`), exit code 2.
+:class:`pqb.dataset.argtypes.OneLineParser`), exit code 2.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import argparse
 
 def add_bootstrap_unit(p: argparse.ArgumentParser) -> None:
     """``--bootstrap_unit`` (shared by ``run`` and ``score``): what the clustered bootstrap resamples."""
-    from harness.bootstrap import UNITS
+    from pqb.harness.evaluation.bootstrap import UNITS
 
     p.add_argument("--bootstrap_unit", choices=UNITS, default=None,
                    help="what the bootstrap resamples: whole pairs, target ASINs (default: task's, target) or users")  # fmt: skip

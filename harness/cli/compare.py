@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.argtypes import add_bootstrap_unit
-from pqb_dataset.argtypes import non_negative_int
+from pqb.dataset.argtypes import non_negative_int
+from pqb.harness.cli.argtypes import add_bootstrap_unit
 
 HELP = "Compare two results files: paired A − B with clustered bootstrap CIs and randomization p-values."
 EPILOG = """examples:
@@ -35,10 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.compare import compare_markdown, compare_results
-    from harness.results import load_results
-    from harness.task_registry import split_task_list
-    from pqb_dataset.io import atomic_write_json
+    from pqb.dataset.io import atomic_write_json
+    from pqb.harness.evaluation.compare import compare_markdown, compare_results
+    from pqb.harness.results import load_results
+    from pqb.harness.task_registry import split_task_list
 
     report = compare_results(
         load_results(args.a), load_results(args.b),
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     print(compare_markdown(report, split_task_list(args.metrics) if args.metrics else None))
     if args.output:
-        from harness.results import clean_json
+        from pqb.harness.results import clean_json
 
         atomic_write_json(args.output, clean_json(report))
         print(f"comparison: {args.output}")

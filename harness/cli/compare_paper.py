@@ -26,9 +26,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.leaderboard import load_runs, tidy_frame
-    from harness.paper import compare_markdown, load_paper_tables
-    from pqb_dataset.io import atomic_write_text
+    from pqb.dataset.io import atomic_write_text
+    from pqb.harness.reporting.leaderboard import load_runs, tidy_frame
+    from pqb.harness.reporting.paper import compare_markdown, load_paper_tables
 
     tidy = tidy_frame(load_runs(args.paths))
     text = compare_markdown(tidy, load_paper_tables(args.paper_tables))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pqb_dataset.argtypes import positive_int
+from pqb.dataset.argtypes import positive_int
 
 HELP = "Aggregate results files into the paper's tables, a tidy parquet, plots and a static HTML page."
 EPILOG = """examples:
@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.leaderboard import write_leaderboard
+    from pqb.harness.reporting.leaderboard import write_leaderboard
 
     outputs = write_leaderboard(
         args.paths,
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if (outputs.out_dir / name).exists():
             print(f"  {outputs.out_dir / name}")
     if args.push:
-        from harness.hub import push_leaderboard
+        from pqb.harness.reporting.hub import push_leaderboard
 
         url = push_leaderboard(outputs.out_dir, args.push)
         print(f"pushed: {url}")

@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _tasks(include: list[str]) -> list[str]:
-    from harness.task_registry import TaskRegistry
+    from pqb.harness.task_registry import TaskRegistry
 
     reg = TaskRegistry(include)
     lines = ["| task | pair type | dataset | tags | main score |", "|---|---|---|---|---|"]
@@ -28,7 +28,7 @@ def _tasks(include: list[str]) -> list[str]:
 
 
 def _groups(include: list[str]) -> list[str]:
-    from harness.task_registry import TaskRegistry
+    from pqb.harness.task_registry import TaskRegistry
 
     reg = TaskRegistry(include)
     lines = ["| group | members | tasks |", "|---|---|---|"]
@@ -38,14 +38,14 @@ def _groups(include: list[str]) -> list[str]:
 
 
 def _tags(include: list[str]) -> list[str]:
-    from harness.task_registry import TaskRegistry
+    from pqb.harness.task_registry import TaskRegistry
 
     return [f"{tag}: {', '.join(names)}" for tag, names in TaskRegistry(include).tags().items()]
 
 
 def _models() -> list[str]:
-    from harness.model_presets import PRESETS
-    from harness.registry import MODEL_REGISTRY, model_extra
+    from pqb.harness.model_presets import PRESETS
+    from pqb.harness.registry import MODEL_REGISTRY, model_extra
 
     lines = ["| model | kind | class / base | needs |", "|---|---|---|---|"]
     for name in MODEL_REGISTRY.names():

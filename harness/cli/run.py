@@ -10,9 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness.cli.argtypes import add_bootstrap_unit
-from harness.errors import DataError, UsageError
-from pqb_dataset.argtypes import batch_size, non_negative_int, positive_int
+from pqb.dataset.argtypes import batch_size, non_negative_int, positive_int
+from pqb.harness.cli.argtypes import add_bootstrap_unit
+from pqb.harness.errors import DataError, UsageError
 
 HELP = "Evaluate a retriever on PQB tasks and write results_<timestamp>.json."
 EPILOG = """examples:
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         log.addHandler(handler)
     log.setLevel(getattr(logging, args.verbosity))
-    from pqb_dataset.progress import progress_bars
+    from pqb.dataset.progress import progress_bars
 
     with progress_bars(not args.no_progress):
         return _run(args)
@@ -87,8 +87,8 @@ def bootstrap_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[Any]:
     """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
-    from harness.results import sanitize_model_name
-    from harness.resume import load_previous_runs
+    from pqb.harness.evaluation.resume import load_previous_runs
+    from pqb.harness.results import sanitize_model_name
 
     if args.overwrite == "always":
         return []
@@ -106,7 +106,7 @@ def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[
 
 def _plan(args: argparse.Namespace, keys: dict[str, dict], runs: list[Any]) -> dict[str, Any]:
     """Tasks to reuse; prints one ``resume:`` line per task on stderr saying what happens and why."""
-    from harness.resume import plan_resume
+    from pqb.harness.evaluation.resume import plan_resume
 
     if args.overwrite != "only-missing":
         return {}
@@ -124,8 +124,8 @@ def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
     preset, e.g. ``gte-base`` as the authors used, or ``minilm`` offline); one model serves every
     task of the run, so all gated pairs are judged by the same embedding.
     """
-    from harness.errors import TaskConfigError
-    from harness.registry import create_retriever
+    from pqb.harness.errors import TaskConfigError
+    from pqb.harness.registry import create_retriever
 
     gated = [t for t in tasks if t.similarity_gate is not None]
     if not gated:
@@ -143,7 +143,7 @@ def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
 
 
 def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
-    from harness.task_registry import TaskRegistry, split_task_list
+    from pqb.harness.task_registry import TaskRegistry, split_task_list
 
     registry = TaskRegistry(args.include_path)
     names, groups = registry.resolve(split_task_list(args.tasks))
@@ -158,9 +158,11 @@ def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.evaluator import EvaluationOutput, evaluate, load_tasks
-    from harness.registry import create_retriever, parse_model_args, system_name
-    from harness.results import (
+    from pqb.dataset.environment import numeric_environment
+    from pqb.harness.evaluation.evaluator import EvaluationOutput, evaluate, load_tasks
+    from pqb.harness.evaluation.resume import resume_inputs
+    from pqb.harness.registry import create_retriever, parse_model_args, system_name
+    from pqb.harness.results import (
         build_results,
         checkpoint_path,
         summary_table,
@@ -168,8 +170,6 @@ def _run(args: argparse.Namespace) -> int:
         write_checkpoint,
         write_results,
     )
-    from harness.resume import resume_inputs
-    from pqb_dataset.environment import numeric_environment
 
     started, stamp = time.time(), timestamp()
     if args.bootstrap_iters == 0:
@@ -227,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
     print(summary_table(results))
     print(f"\nresults: {path}" + (f" (+{len(extra)} samples/run files)" if extra else ""))
     if args.hub_results_repo:
-        from harness.hub import push_results
+        from pqb.harness.reporting.hub import push_results
 
         url = push_results(
             path.parent, path, args.hub_results_repo, samples=[p for p in extra if p.suffix == ".jsonl"]

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.cli.argtypes import add_bootstrap_unit
-from pqb_dataset.argtypes import non_negative_int, positive_int
+from pqb.dataset.argtypes import non_negative_int, positive_int
+from pqb.harness.cli.argtypes import add_bootstrap_unit
 
 HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
 EPILOG = """examples:
@@ -43,12 +43,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.cli.run import bootstrap_config, resolve_tasks
-    from harness.errors import DataError
-    from harness.evaluator import EvaluationOutput, ScoreOptions, _finish_task, load_tasks
-    from harness.external_runs import read_runs, run_entries
-    from harness.results import build_results, summary_table, timestamp, write_results
-    from harness.resume import resume_inputs
+    from pqb.harness.cli.run import bootstrap_config, resolve_tasks
+    from pqb.harness.errors import DataError
+    from pqb.harness.evaluation.evaluator import EvaluationOutput, ScoreOptions, _finish_task, load_tasks
+    from pqb.harness.evaluation.external_runs import read_runs, run_entries
+    from pqb.harness.evaluation.resume import resume_inputs
+    from pqb.harness.results import build_results, summary_table, timestamp, write_results
 
     started, stamp = time.time(), timestamp()
     trec = read_runs([Path(p.strip()) for p in args.run.split(",") if p.strip()])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from harness.errors import DatasetNotFoundError
-from pqb_dataset.argtypes import non_negative_int
+from pqb.dataset.argtypes import non_negative_int
+from pqb.harness.errors import DatasetNotFoundError
 
 HELP = "Validate task configs and the datasets they point at (schema + PQB invariants)."
 EPILOG = """examples:
@@ -32,8 +32,8 @@ def _check_dataset(
     max_lines: int,
     split_from: str = "",
 ) -> bool:
-    from harness.data import load_config
-    from harness.dataset_checks import check_task_dataset
+    from pqb.harness.evaluation.data import load_config
+    from pqb.harness.evaluation.dataset_checks import check_task_dataset
 
     rows_ds = load_config(path, rows_name, split=split, revision=revision, split_from=split_from)
     try:
@@ -46,7 +46,7 @@ def _check_dataset(
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.task_registry import TaskRegistry, split_task_list
+    from pqb.harness.task_registry import TaskRegistry, split_task_list
 
     reg = TaskRegistry(args.include_path)
     names, _ = reg.resolve(split_task_list(args.tasks))

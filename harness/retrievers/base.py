@@ -87,7 +87,7 @@ def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
     """Top-k of each row, ties broken by corpus order (lower index first) — PQB's pinned tie rule.
 
     Orders by descending score; scores within ``TIE_RTOL`` of their neighbour are a tie and keep
-    corpus order, the same rule :func:`harness.ranking.target_ranks` applies, so a logged list and a
+    corpus order, the same rule :func:`pqb.harness.evaluation.ranking.target_ranks` applies, so a logged list and a
     reported rank agree (they could differ only for a chain of near-ties wider than ``TIE_RTOL``).
     For large corpora the k best are partitioned out first (near-ties at the cut included).
     """

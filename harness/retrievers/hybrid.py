@@ -23,9 +23,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from harness.errors import ModelArgsError
-from harness.retrievers.base import ArgRule, Corpus, Retriever, plus_separated_weights, positive_int_or
-from harness.retrievers.encoding import zscore_rows
+from pqb.harness.errors import ModelArgsError
+from pqb.harness.retrievers.base import ArgRule, Corpus, Retriever, plus_separated_weights, positive_int_or
+from pqb.harness.retrievers.neural.encoding import zscore_rows
 
 
 def split_components(spec: str) -> list[tuple[str, str]]:
@@ -84,7 +84,7 @@ class HybridRetriever(Retriever):
         batch_size: int | str | None = None,
     ) -> None:
         super().__init__()
-        from harness.registry import create_retriever
+        from pqb.harness.registry import create_retriever
 
         specs = split_components(str(components))
         if weights in (None, ""):

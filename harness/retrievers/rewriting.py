@@ -1,7 +1,7 @@
 """A defense as a system of its own: any registered retriever behind a query rewriter.
 
 ``--model bm25 --model_args rewriter=symspell`` builds the BM25 retriever and wraps it here: every
-query is rewritten (:mod:`harness.rewriters`) before the inner retriever scores it, so Flip@K and
+query is rewritten (:mod:`pqb.harness.retrievers.rewriters`) before the inner retriever scores it, so Flip@K and
 Deg@K *after* the defense are measured exactly like any model's, and ``compare`` tests the defense
 against the bare retriever pair by pair. The system is named ``<model>+<rewriter>`` in results and on
 the leaderboard; ``cache_settings`` adds the rewriter to the inner retriever's, so the run cache never
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.retrievers.base import Corpus, Retriever, SearchResult
-from harness.rewriters import Rewriter
+from pqb.harness.retrievers.base import Corpus, Retriever, SearchResult
+from pqb.harness.retrievers.rewriters import Rewriter
 
 
 class RewritingRetriever(Retriever):

@@ -1,0 +1,439 @@
+"""The dataset card (``pqb_dataset/README.md``): YAML ``configs:``, statistics, provenance, licence, limits.
+
+The statistics are computed from the parquet files themselves (:func:`dataset_statistics`), never from
+the build's own bookkeeping, so the card cannot disagree with the data; a test re-derives them. The
+card is deterministic (no timestamps, no timings, file names instead of absolute paths), so two builds
+with the same inputs and seed give the same card as well as the same parquet bytes.
+
+Counting rules (the paper's counts table, made explicit):
+
+* **syntactic** = benchmark rows (one personalised clean query per (user, target product)); the paper
+  counts "3,654 syntactic queries", i.e. queries, not pairs. **syntactic pairs** = distinct ``pair_id``.
+* **writing-error** = rows whose ``error_query`` is not null (one error query each).
+* **total** = syntactic + writing-error (the paper's "Total" column is their sum).
+* **user profiles** = distinct users of the domain's rows (= rows of ``<d>-users``).
+* **sentences** = sum of ``n_sentences`` over those users (the review sentences their profiles were
+  built from; the paper's 13,650 = 273 x 50 is the same quantity with 50 sentences per user).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from pqb.builders.publish.tables import DATA_DIR, SHARD, config_path, published_configs
+from pqb.builders.workdir import WorkDir, library_versions
+from pqb.dataset.io import atomic_write_text, sha256_file
+from pqb.dataset.schema import DOMAINS, SCHEMA_VERSION, config_kind
+
+STAT_COLUMNS: tuple[str, ...] = (
+    "syntactic", "writing_error", "total", "user_profiles", "sentences", "syntactic_pairs",
+    "target_products", "corpus_documents",
+)  # fmt: skip
+
+CONFIG_DESCRIPTIONS: dict[str, str] = {
+    "rows": "benchmark rows: one per (user, target product); the two rows of a `pair_id` are a syntactic pair, "
+    "`query`/`error_query` an error pair",
+    "corpus": "retrieval corpus: every product of the domain with a title (`id` = parent_asin)",
+    "queries": "BEIR/MTEB view: every clean query (`<row id>`) and error query (`<row id>_error`)",
+    "qrels": "BEIR/MTEB view: each query's one relevant document (the target product)",
+    "users": "per-user syntactic Gaussian (mu, v, lam, sigma2, threshold) and error-mechanism profile",
+    "release": "LOCAL ONLY: the authors' published queries imported into the row schema (queries only, no "
+    "core terms, edits recovered by diffing)",
+    "release-corpus": "LOCAL ONLY: corpus for the release config, built from your own Amazon meta file",
+}
+
+
+def _table(dataset_dir: Path, config: str) -> Any:
+    path = config_path(dataset_dir, config)
+    return pq.read_table(path) if path.exists() else None
+
+
+def dataset_statistics(dataset_dir: Path) -> dict[str, dict[str, int]]:
+    """The counts table per domain (see the module docstring for each definition), from the parquet files."""
+    stats: dict[str, dict[str, int]] = {}
+    for config in published_configs(dataset_dir):
+        domain, kind = config_kind(config)
+        if kind != "rows":
+            continue
+        rows = _table(dataset_dir, config)
+        users = _table(dataset_dir, f"{domain}-users")
+        corpus = _table(dataset_dir, f"{domain}-corpus")
+        n_rows = rows.num_rows
+        n_err = n_rows - rows.column("error_query").null_count
+        stats[domain] = {
+            "syntactic": n_rows,
+            "writing_error": n_err,
+            "total": n_rows + n_err,
+            "user_profiles": users.num_rows if users is not None else 0,
+            "sentences": int(sum(users.column("n_sentences").to_pylist())) if users is not None else 0,
+            "syntactic_pairs": len(set(rows.column("pair_id").to_pylist())),
+            "target_products": len(set(rows.column("asin").to_pylist())),
+            "corpus_documents": corpus.num_rows if corpus is not None else 0,
+        }
+    return stats
+
+
+def release_configs() -> list[str]:
+    """The locally built release configs, declared in every card so the card never depends on them."""
+    return [f"{d}-{k}" for d in DOMAINS for k in ("release", "release-corpus")]
+
+
+def _yaml_configs(configs: Sequence[str]) -> str:
+    lines = ["configs:"]
+    for c in [*configs, *release_configs()]:
+        lines += [
+            f"- config_name: {c}",
+            "  data_files:",
+            "  - split: test",
+            f"    path: {DATA_DIR}/{c}/{SHARD}",
+        ]
+    return "\n".join(lines)
+
+
+def _stats_table(stats: Mapping[str, Mapping[str, int]]) -> str:
+    head = "| domain | " + " | ".join(STAT_COLUMNS) + " |"
+    sep = "|" + "---|" * (len(STAT_COLUMNS) + 1)
+    body = [
+        f"| {d} | " + " | ".join(str(s[c]) for c in STAT_COLUMNS) + " |" for d, s in sorted(stats.items())
+    ]
+    if len(stats) > 1:
+        tot = {c: sum(s[c] for s in stats.values()) for c in STAT_COLUMNS}
+        body.append("| **total** | " + " | ".join(str(tot[c]) for c in STAT_COLUMNS) + " |")
+    return "\n".join([head, sep, *body])
+
+
+def parse_stats_table(card: str) -> dict[str, dict[str, int]]:
+    """Read the statistics table back from a card (used by tests and ``pqb-build check``)."""
+    out: dict[str, dict[str, int]] = {}
+    header: list[str] | None = None
+    for line in card.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == "domain" and "syntactic" in cells:
+            header = cells[1:]
+            continue
+        if header and line.startswith("|") and not line.startswith("|---") and cells[0] != "**total**":
+            if len(cells) != len(header) + 1:
+                header = None
+                continue
+            try:
+                out[cells[0]] = {h: int(v) for h, v in zip(header, cells[1:], strict=True)}
+            except ValueError:
+                header = None
+        elif header and not line.startswith("|"):
+            header = None
+    return out
+
+
+_TIMING_SUFFIXES = ("seconds", "_per_s", "_per_second")
+
+
+def _portable(obj: Any) -> Any:
+    """Stats without what differs between machines and runs, at any depth: wall-clock entries
+    (``seconds``, ``*_per_second``...) are dropped and absolute paths reduced to their file name."""
+    if isinstance(obj, Mapping):
+        return {k: _portable(v) for k, v in obj.items() if not str(k).endswith(_TIMING_SUFFIXES)}
+    if isinstance(obj, list):
+        return [_portable(v) for v in obj]
+    if isinstance(obj, str) and obj.startswith("/"):
+        return Path(obj).name
+    return obj
+
+
+def _stage_summary(wd: WorkDir) -> dict[str, Any]:
+    """A deterministic digest of a work dir's manifest: config, stats, output hashes; no timings, no paths."""
+    stages = {}
+    for name, rec in sorted(wd.manifest.get("stages", {}).items()):
+        if name.startswith("validate"):
+            continue  # studies run separately (`pqb-build validate`): the card describes the build only
+        stages[name] = {
+            "config": _portable(rec.get("config", {})),
+            "stats": _portable(rec.get("stats", {})),
+            "inputs": sorted({Path(p).name for p in rec.get("inputs", [])}),
+            "output_sha256": rec.get("output_sha256", {}),
+        }
+    return stages
+
+
+def _source_files(wd: WorkDir) -> list[tuple[str, str]]:
+    """Raw source files the build read (name, sha256), found among the stage inputs outside the work dir."""
+    seen: dict[str, str] = {}
+    for rec in wd.manifest.get("stages", {}).values():
+        for p in rec.get("inputs", []):
+            path = Path(p)
+            if path.is_file() and wd.path not in path.parents and path.name not in seen:
+                seen[path.name] = sha256_file(path)
+    return sorted(seen.items())
+
+
+def _find_config_value(wd: WorkDir, key: str) -> Any:
+    for rec in wd.manifest.get("stages", {}).values():
+        cfg = rec.get("config", {})
+        if key in cfg:
+            return cfg[key]
+    return None
+
+
+def _method_section(workdirs: Sequence[WorkDir]) -> str:
+    lines = []
+    for wd in sorted(workdirs, key=lambda w: w.domain):
+        gen = wd.manifest.get("stages", {}).get("generate", {}).get("config", {})
+        backend = gen.get("backend", "unknown")
+        link = _find_config_value(wd, "link") or _find_config_value(wd, "link_mode") or "reviewers"
+        pair = wd.manifest.get("stages", {}).get("pair", {}).get("config", {})
+        how = {
+            "realizer": "the offline **compositional realizer** (`pqb.builders.queries.realizer`: request openers x each "
+            "attribute's syntactic role (premodifier, prepositional phrase, relative clause, coordination, "
+            "separate sentence, question, head noun) x connectives and ordering, with casing, punctuation "
+            "and contraction habits drawn per candidate at the rates of the domain's reviews; no language "
+            "model was used)",
+            "llm": f"the causal LM `{gen.get('generator', {}).get('model', '?')}` (seeded sampling)",
+            "openai": f"the OpenAI-compatible endpoint model `{gen.get('generator', {}).get('model', '?')}`",
+        }.get(str(backend), str(backend))
+        link_txt = (
+            "**link=any**: each target product was linked to a seeded subset of qualified users, *not* to "
+            "its actual reviewers (the slice's reviewers almost never review products with full metadata); "
+            "so a row's user did not necessarily review its target"
+            if link == "any"
+            else "link=reviewers: a target's users are users who reviewed it"
+        )
+        lines += [
+            f"- **{wd.domain}**: candidate queries were generated by {how}; {gen.get('n', '?')} candidates "
+            f"per product, filtered by {json.dumps(gen.get('filters', {}), sort_keys=True)}.",
+            f"  Users: {link_txt}. Pair distance: `{pair.get('distance', '?')}`; pairs tried per product: "
+            f"{pair.get('max_pairs_tried', '?')}; seed {pair.get('seed', '?')}.",
+        ]
+    return "\n".join(lines)
+
+
+def query_skeletons(dataset_dir: Path, domain: str) -> tuple[int, int]:
+    """(distinct skeletons, queries) over a domain's clean queries, core terms masked
+    (:func:`pqb.builders.queries.realizer.skeleton`), from the rows file itself."""
+    from pqb.builders.queries.realizer import skeleton
+
+    rows = _table(dataset_dir, domain)
+    if rows is None:
+        return 0, 0
+    data = rows.select(["query", "core_terms"]).to_pylist()
+    return len({skeleton(r["query"], r["core_terms"]) for r in data}), len(data)
+
+
+def _audited_pairs(dataset_dir: Path, domain: str) -> str:
+    """How many of a domain's pairs have both users passing the audit, from the rows and users files."""
+    rows, users = _table(dataset_dir, domain), _table(dataset_dir, f"{domain}-users")
+    if rows is None or users is None:
+        return "no rows"
+    valid = {u["user_id"] for u in users.select(["user_id", "audit_valid"]).to_pylist() if u["audit_valid"]}
+    pairs: dict[str, list[bool]] = {}
+    for r in rows.select(["pair_id", "user_id"]).to_pylist():
+        pairs.setdefault(r["pair_id"], []).append(r["user_id"] in valid)
+    both = sum(all(v) for v in pairs.values())
+    flagged = sum(not ok for v in pairs.values() for ok in v)
+    return f"{both} of {len(pairs)} pairs have both users passing; {flagged} of {len(rows)} rows come from a flagged user"
+
+
+def _syntactic_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
+    """Per domain: distinct skeletons of the selected queries, the threshold rule, the audit pass rate,
+    and whether users failing the audit were paired."""
+    lines = []
+    for wd in sorted(workdirs, key=lambda w: w.domain):
+        st = wd.manifest.get("stages", {})
+        prof, pair = st.get("profiles", {}).get("stats", {}), st.get("pair", {})
+        n_skel, n_q = query_skeletons(dataset_dir, wd.domain)
+        n_g, n_valid = prof.get("gaussians", 0), prof.get("valid_gaussians", 0)
+        audited_only = pair.get("config", {}).get("audited_only", False)
+        excluded = pair.get("stats", {}).get("users_failing_audit_excluded", 0)
+        lines += [
+            f"- **{wd.domain}**: the {n_q} selected queries use **{n_skel} distinct skeletons** (query "
+            "lower-cased with its 5 core terms masked).",
+            f"  Threshold rule: {prof.get('threshold_rule', '?')}; users per rule: "
+            f"{json.dumps(prof.get('threshold_rules_used', {}), sort_keys=True)}.",
+            f"  Audit (numerics, calibration on the audit split, stability): **{n_valid} of {n_g} Gaussians "
+            f"pass ({100 * n_valid / max(n_g, 1):.1f}%)**; per check: "
+            f"{json.dumps(prof.get('audit_pass', {}), sort_keys=True)}. "
+            + (
+                f"Users whose Gaussian fails the audit are **not paired** ({excluded} users excluded)."
+                if audited_only
+                else "Users whose Gaussian fails the audit **are paired and flagged** (`audit_valid = false` "
+                f"in `{wd.domain}-users`): {_audited_pairs(dataset_dir, wd.domain)}."
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def render_card(
+    dataset_dir: Path,
+    workdirs: Sequence[WorkDir] = (),
+    build_info: Mapping[str, Any] | None = None,
+) -> str:
+    """The README.md text for the configs currently under ``dataset_dir/data``."""
+    configs = [c for c in published_configs(dataset_dir) if "-release" not in c]
+    stats = dataset_statistics(dataset_dir)
+    config_rows = []
+    for c in configs:
+        t = _table(dataset_dir, c)
+        _, kind = config_kind(c)
+        config_rows.append(f"| `{c}` | {t.num_rows} | {CONFIG_DESCRIPTIONS.get(kind, kind)} |")
+    provenance = {
+        wd.domain: {"sources": dict(_source_files(wd)), "stages": _stage_summary(wd)}
+        for wd in sorted(workdirs, key=lambda w: w.domain)
+    }
+    build = {"schema_version": SCHEMA_VERSION, **dict(build_info or {})}
+    versions = {k: v for k, v in library_versions().items() if k != "python"}
+    front = "\n".join(
+        [
+            "---",
+            "license: other",
+            "license_name: amazon-reviews-2023",
+            "license_link: https://amazon-reviews-2023.github.io/",
+            "language:",
+            "- en",
+            "pretty_name: PQB (PersonalQuery-Benchmark)",
+            "task_categories:",
+            "- text-retrieval",
+            "tags:",
+            "- retrieval-robustness",
+            "- personalization",
+            "- amazon-reviews-2023",
+            _yaml_configs(configs),
+            "---",
+        ]
+    )
+    domains = ", ".join(f"`{d}`" for d in sorted(stats)) or "(none built)"
+    return "\n".join(
+        [
+            front,
+            "",
+            "# PQB: PersonalQuery-Benchmark (re-implementation build)",
+            "",
+            "Does the *wording alone* move a retriever's ranking when the need is fixed? Each target product "
+            "gets two queries from two users whose syntactic profiles are far apart (a **syntactic pair**: "
+            "same target, same 5 core terms, each exactly once), and each query may carry its author's own "
+            "characteristic typos (an **error pair**: clean vs. error query). Method: Liang et al., "
+            '"PersonalQuery-Benchmark: Evaluating Retrieval Robustness to Personalized User Expression '
+            'Differences" (2026); this dataset is built by an independent re-implementation, not by the '
+            "authors.",
+            "",
+            f"Domains in this build: {domains}.",
+            "",
+            "```python",
+            "from datasets import load_dataset",
+            'rows = load_dataset("pqb_dataset", "video_games", split="test")',
+            'corpus = load_dataset("pqb_dataset", "video_games-corpus", split="test")',
+            "```",
+            "",
+            "## Configs",
+            "",
+            "| config | rows | content |",
+            "|---|---|---|",
+            *config_rows,
+            "",
+            "## Statistics",
+            "",
+            _stats_table(stats),
+            "",
+            "Definitions (the paper's counts table, made explicit): **syntactic** = benchmark rows (clean "
+            "personalised queries; the paper counts queries, not pairs); **writing_error** = rows with a "
+            "non-null `error_query`; **total** = syntactic + writing_error; **user_profiles** = distinct "
+            "users of the rows (= rows of `<domain>-users`); **sentences** = sum of `n_sentences` over those "
+            "users (review sentences behind the profiles); **syntactic_pairs** = distinct `pair_id`; "
+            "**target_products** = distinct `asin` of the rows; **corpus_documents** = rows of "
+            "`<domain>-corpus`.",
+            "",
+            "## How the queries were made",
+            "",
+            _method_section(workdirs) or "- (no build information recorded)",
+            "",
+            "## Syntactic pairs: realizations, acceptance thresholds, audit",
+            "",
+            _syntactic_section(dataset_dir, workdirs) or "- (no build information recorded)",
+            "",
+            "Per target product: the user pair with the largest distance between their syntactic Gaussians "
+            "(rank-one + diagonal, 16-d) is chosen; each user gets the candidate with the highest own "
+            "log-density that lies inside the user's acceptance region (D² ≤ own threshold) and outside the "
+            "partner's (D² > partner threshold); `syntax` records own log-likelihood, own D², partner D², "
+            "both thresholds and the pair distance. Error queries come from the user's own error-mechanism "
+            "profile, at most 3 character-level edits, never inside the 5 core terms or the target's "
+            "title/brand words (`protected_terms`); `error_edits` hold character offsets into `query`.",
+            "",
+            "## Privacy: pseudonymous user ids",
+            "",
+            '`user_id` = `"u_" + sha256("pqb|" + amazon_user_id)[:16]`. This is a pseudonym, not '
+            "anonymisation: anyone with the raw Amazon Reviews 2023 files can recompute it and link a row "
+            "to the public reviews it was derived from. No review text is published here; user profiles "
+            "are summary statistics (Gaussian parameters, error-mechanism counts).",
+            "",
+            "## Honest limits of this build",
+            "",
+            "- Built from whatever Amazon Reviews 2023 files were given (see provenance). The offline default "
+            "is a small real slice (`amazon2023-mini`): ~20 sentences per user instead of the paper's 50, "
+            "so acceptance thresholds are configuration (see the build config) and counts are far below "
+            "the paper's (Baby 696, Musical 1,315, Video Games 4,505 query instances).",
+            "- Realizer queries are composed from a hand-written grammar: varied (see the skeleton count) but "
+            "not model-written. The LLM back-end (`pqb-build generate --backend llm --generator-model <id or "
+            "path>`) runs end to end (tested with the offline SmolLM2-135M stand-in, which is too small to "
+            "be used for a release).",
+            "- With link=any, a row's user did not review its target product; the syntactic and error "
+            "profiles are still that real user's.",
+            "",
+            "## Locally built release configs",
+            "",
+            "`pqb-build release --domain <d> [--meta meta_<Category>.jsonl]` imports the authors' published "
+            "queries (`cpxjazz123/PersonalQuery-Benchmark`, `dataset/<Category>.json`) as `<d>-release` "
+            "(queries only: no core terms, no corpus, edits recovered by diffing `syntax_query` against "
+            "`typo_query`) and, given your own Amazon meta file, `<d>-release-corpus`. They copy "
+            "third-party data: they are built locally, never committed or pushed. The YAML above declares "
+            "them for every paper domain so that `load_dataset(..., 'video_games-release')` works once "
+            "built; in a fresh checkout their files are absent and only those configs fail to load.",
+            "",
+            "## Licence",
+            "",
+            "Derived from Amazon Reviews 2023 (McAuley Lab, https://amazon-reviews-2023.github.io/; Hou et "
+            "al., arXiv:2403.03952), whose terms apply: research use; the review and product data remain "
+            "subject to Amazon's terms. Product documents in `<d>-corpus` are cleaned metadata text. The "
+            "code that built this dataset is Apache-2.0.",
+            "",
+            "## Provenance",
+            "",
+            "Source files (sha256), build configuration, seed and library versions, from the builder's "
+            "work-dir manifests (timings and local paths removed so the card is reproducible):",
+            "",
+            "```json",
+            json.dumps(
+                {"build": build, "libraries": versions, "domains": provenance},
+                indent=1,
+                sort_keys=True,
+                ensure_ascii=False,
+            ),
+            "```",
+            "",
+            "## Citation",
+            "",
+            "```bibtex",
+            "@misc{liang2026pqb,",
+            "  title = {PersonalQuery-Benchmark: Evaluating Retrieval Robustness to Personalized User "
+            "Expression Differences},",
+            "  author = {Liang, Wenyu and Yin, Hongzhi and Wu, Tongtong and Liu, Fan and Dai, Kexin and "
+            "Wang, Weiqing},",
+            "  year = {2026},",
+            "  url = {https://github.com/cpxjazz123/PersonalQuery-Benchmark}",
+            "}",
+            "```",
+            "",
+        ]
+    )
+
+
+def write_card(
+    dataset_dir: Path,
+    workdirs: Sequence[WorkDir] = (),
+    build_info: Mapping[str, Any] | None = None,
+) -> Path:
+    """Render and atomically write ``dataset_dir/README.md`` (provenance covers ``workdirs``: pass them all)."""
+    path = Path(dataset_dir) / "README.md"
+    atomic_write_text(path, render_card(Path(dataset_dir), workdirs, build_info))
+    return path

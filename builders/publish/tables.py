@@ -1,0 +1,430 @@
+"""Publishing: work dirs -> ``pqb_dataset/`` (a Hugging Face dataset repo) -> optionally the Hub.
+
+Layout written (one parquet file per config, split ``test``)::
+
+    pqb_dataset/README.md                                   dataset card (pqb.builders.publish.card)
+    pqb_dataset/data/<config>/test-00000-of-00001.parquet   <d>, <d>-corpus, <d>-queries, <d>-qrels, <d>-users
+
+Every table is validated against :mod:`pqb.dataset.schema` before it is written, rows are sorted, and
+the writer is :func:`pqb.builders.workdir.write_parquet`, so equal inputs give byte-identical files.
+
+Privacy: Amazon user ids never leave the work dir. Everything published carries
+:func:`pseudonymize` (``"u_" + sha256("pqb|" + amazon_user_id)[:16]``). It is a pseudonym, not
+anonymisation: anyone holding the raw Amazon data can recompute it, which the card says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.dataset import settings
+from pqb.dataset.schema import (
+    CONFIG_SCHEMAS,
+    QRELS_SCHEMA,
+    QUERIES_SCHEMA,
+    SPLIT,
+    USERS_SCHEMA,
+    config_kind,
+    config_name,
+    count_term,
+    query_id,
+    validate_table,
+)
+
+DATA_DIR = "data"
+SHARD = f"{SPLIT}-00000-of-00001.parquet"
+KINDS: tuple[str, ...] = ("rows", "corpus", "queries", "qrels", "users")
+SORT_KEYS: dict[str, list[str]] = {
+    "rows": ["id"],
+    "release": ["id"],
+    "corpus": ["id"],
+    "queries": ["id"],
+    "qrels": ["query-id", "corpus-id"],
+    "users": ["user_id"],
+}
+
+
+class SchemaViolationError(ValueError):
+    """A table about to be published does not match :mod:`pqb.dataset.schema`."""
+
+
+def pseudonymize(user_id: str) -> str:
+    """Published user id: ``"u_" + sha256("pqb|" + amazon_user_id)[:16]`` (recomputable from raw data)."""
+    return "u_" + hashlib.sha256(f"pqb|{user_id}".encode()).hexdigest()[:16]
+
+
+def config_path(dataset_dir: Path, config: str) -> Path:
+    return Path(dataset_dir) / DATA_DIR / config / SHARD
+
+
+def sort_table(table: pa.Table, kind: str) -> pa.Table:
+    keys = SORT_KEYS.get(kind, [])
+    return table.sort_by([(k, "ascending") for k in keys]) if keys and table.num_rows else table
+
+
+def write_config(table: pa.Table, dataset_dir: Path, config: str) -> Path:
+    """Validate ``table`` against its kind's schema, sort it and write the config's parquet shard."""
+    _, kind = config_kind(config)
+    kind = "release" if kind.startswith("release") and kind != "release-corpus" else kind
+    kind = "corpus" if kind == "release-corpus" else kind
+    table = table.select(CONFIG_SCHEMAS[kind].names).cast(CONFIG_SCHEMAS[kind])
+    report = validate_table(table, kind, config)
+    if not report.ok:
+        raise SchemaViolationError(f"refusing to publish {config}:\n{report.summary()}")
+    path = config_path(dataset_dir, config)
+    write_parquet(sort_table(table, kind), path)
+    return path
+
+
+# --------------------------------------------------------------------------------------------------
+# Building the tables of one domain
+# --------------------------------------------------------------------------------------------------
+
+
+def publish_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Replace raw user ids by pseudonyms in ``user_id`` and ``id`` (``<domain>:<asin>:<pseudonym>``)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        r["user_id"] = pseudonymize(str(r["user_id"]))
+        r["id"] = f"{r['domain']}:{r['asin']}:{r['user_id']}"
+        out.append(r)
+    return sorted(out, key=lambda r: r["id"])
+
+
+def beir_views(rows: Sequence[Mapping[str, Any]]) -> tuple[pa.Table, pa.Table]:
+    """MTEB/BEIR views: a query per clean query and per error query; each query's one relevant doc."""
+    queries, qrels = [], []
+    for r in rows:
+        sides = [(query_id(r["id"]), r["query"])]
+        if r.get("error_query") is not None:
+            sides.append((query_id(r["id"], error=True), r["error_query"]))
+        for qid, text in sides:
+            queries.append({"id": qid, "text": text})
+            qrels.append({"query-id": qid, "corpus-id": r["asin"], "score": 1})
+    return (
+        pa.Table.from_pylist(queries, schema=QUERIES_SCHEMA),
+        pa.Table.from_pylist(qrels, schema=QRELS_SCHEMA),
+    )
+
+
+def _error_summaries(workdir: WorkDir) -> Any:
+    """Builders II's per-user error profile summary function, or ``None`` when the errors stage has not run."""
+    from pqb.builders.writing_errors.profiles import PROFILES_FILE, ErrorProfiles
+
+    if not (workdir.path / PROFILES_FILE).is_file():
+        return None
+    return ErrorProfiles.load(workdir.path).summary
+
+
+def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
+    """The ``<d>-users`` config: Gaussian, threshold, sentence counts and error profile of each row user."""
+    from pqb.builders.syntax.gaussian import load_gaussians
+
+    gaussians = load_gaussians(workdir.file("syntax/gaussians.parquet"))
+    counts = {str(r["user_id"]): r for r in read_parquet(workdir.file("users.parquet")).to_pylist()}
+    summary = _error_summaries(workdir)
+    out = []
+    for uid in sorted(set(user_ids)):
+        g, c = gaussians[uid], counts.get(uid, {})
+        e = summary(uid) if summary is not None else {}
+        mech = e.get("mechanisms") or []
+        out.append(
+            {
+                "user_id": pseudonymize(uid),
+                "domain": workdir.domain,
+                "mu": [float(x) for x in g.mu],
+                "v": [float(x) for x in g.v],
+                "lam": float(g.lam),
+                "sigma2": [float(x) for x in g.sigma2],
+                "threshold": float(g.threshold),
+                "threshold_kind": str(g.threshold_kind),
+                "audit_valid": bool(g.audit.get("valid")),
+                "n_sentences": int(c.get("n_sentences") or 0),
+                "n_profile_sentences": int(c.get("n_profile") or 0),
+                "n_heldout_sentences": int(c.get("n_heldout") or 0),
+                "n_tokens": int(e.get("n_tokens") or 0),
+                "n_char_errors": int(e.get("n_char_errors") or 0),
+                "error_rate": float(e.get("error_rate") or 0.0),
+                "mechanisms": [
+                    {"mechanism": str(m["mechanism"]), "count": int(m["count"]), "prob": float(m["prob"])}
+                    for m in mech
+                ],
+            }
+        )
+    return pa.Table.from_pylist(out, schema=USERS_SCHEMA)
+
+
+def domain_tables(workdir: WorkDir) -> dict[str, pa.Table]:
+    """All five configs of one built domain, from its work dir (``pairs.parquet``, ``corpus.parquet``, ...)."""
+    from pqb.dataset.schema import CORPUS_SCHEMA, ROWS_SCHEMA
+
+    raw = read_parquet(workdir.file("pairs.parquet")).to_pylist()
+    rows = publish_rows(raw)
+    queries, qrels = beir_views(rows)
+    corpus = read_parquet(workdir.file("corpus.parquet")).select(CORPUS_SCHEMA.names)
+    return {
+        "rows": pa.Table.from_pylist(rows, schema=ROWS_SCHEMA),
+        "corpus": corpus.cast(CORPUS_SCHEMA),
+        "queries": queries,
+        "qrels": qrels,
+        "users": users_table(workdir, [r["user_id"] for r in raw]),
+    }
+
+
+def publish_domain(workdir: WorkDir, dataset_dir: Path | None = None) -> dict[str, int]:
+    """Write the five configs of ``workdir.domain``; returns rows per config."""
+    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    out = {}
+    for kind, table in domain_tables(workdir).items():
+        config = config_name(workdir.domain, kind)
+        write_config(table, dataset_dir, config)
+        out[config] = table.num_rows
+    return out
+
+
+def published_configs(dataset_dir: Path) -> list[str]:
+    """Configs with a parquet shard under ``data/``, sorted (domain configs, then their views)."""
+    root = Path(dataset_dir) / DATA_DIR
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / SHARD).is_file())
+
+
+def publish(
+    workdirs: Sequence[WorkDir],
+    dataset_dir: Path | None = None,
+    *,
+    build_info: Mapping[str, Any] | None = None,
+) -> dict[str, int]:
+    """Publish every domain of ``workdirs`` and rewrite the dataset card over all configs present."""
+    from pqb.builders.publish.card import write_card
+
+    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    counts: dict[str, int] = {}
+    for wd in workdirs:
+        counts.update(publish_domain(wd, dataset_dir))
+    write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
+    return counts
+
+
+# --------------------------------------------------------------------------------------------------
+# The Hub
+# --------------------------------------------------------------------------------------------------
+
+
+def push_to_hub(
+    dataset_dir: Path | None = None,
+    repo_id: str | None = None,
+    *,
+    token: str | None = None,
+    private: bool = False,
+    revision: str | None = None,
+    commit_message: str = "Upload PQB dataset",
+) -> str:
+    """Create the dataset repo if needed and upload ``README.md`` and ``data/`` only.
+
+    The ``.py`` files of the schema package are never uploaded (datasets >= 4 refuses loading scripts and
+    they are not data), nor the locally built ``*-release*`` configs (they copy third-party data).
+    """
+    if settings.HF_HUB_OFFLINE:
+        raise RuntimeError(
+            "HF_HUB_OFFLINE is set: the Hub push needs a network connection. Unset it to push."
+        )
+    from huggingface_hub import HfApi
+
+    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    repo_id = repo_id or settings.PQB_HUB_DATASET
+    if not (dataset_dir / "README.md").exists():
+        raise FileNotFoundError(f"{dataset_dir}/README.md not found: run `pqb-build all` or `publish` first.")
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    api.upload_folder(
+        folder_path=str(dataset_dir),
+        repo_id=repo_id,
+        repo_type="dataset",
+        revision=revision,
+        allow_patterns=[f"{DATA_DIR}/**/*.parquet"],
+        ignore_patterns=["*.py", "**/__pycache__/**", f"{DATA_DIR}/*-release*/**"],
+        commit_message=f"{commit_message} (data)",
+    )
+    info = api.upload_file(
+        path_or_fileobj=hub_card((dataset_dir / "README.md").read_text(encoding="utf-8")).encode("utf-8"),
+        path_in_repo="README.md",
+        repo_id=repo_id,
+        repo_type="dataset",
+        revision=revision,
+        commit_message=f"{commit_message} (card)",
+    )
+    return str(getattr(info, "commit_url", info))
+
+
+def hub_card(card: str) -> str:
+    """The card as pushed: without the local-only ``*-release*`` configs, whose files are never uploaded
+    (the Hub viewer would otherwise list configs with no data)."""
+    out, skipping, in_configs = [], False, False
+    for line in card.splitlines(keepends=True):
+        if line.startswith("configs:"):
+            in_configs = True
+        elif in_configs and (line.rstrip() == "---" or not line.startswith((" ", "- "))):
+            in_configs = skipping = False
+        if in_configs and line.startswith("- config_name:"):
+            skipping = "-release" in line
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Checking a built dataset
+# --------------------------------------------------------------------------------------------------
+
+
+def _read(dataset_dir: Path, config: str) -> pa.Table | None:
+    path = config_path(dataset_dir, config)
+    return read_parquet(path) if path.exists() else None
+
+
+def _kind_of(config: str) -> str:
+    _, kind = config_kind(config)
+    return {"release-corpus": "corpus"}.get(kind, kind)
+
+
+def check_views(
+    report: Any, domain: str, rows: list[dict[str, Any]], queries: pa.Table | None, qrels: pa.Table | None
+) -> None:
+    """The BEIR views must be exactly what :func:`beir_views` derives from the rows."""
+    want_q, want_r = beir_views(rows)
+    for name, have, want, key in (
+        ("queries", queries, want_q, ["id"]),
+        ("qrels", qrels, want_r, ["query-id", "corpus-id"]),
+    ):
+        config = config_name(domain, name)
+        if have is None:
+            report.add(config, None, "missing_config", f"{config} is missing")
+            continue
+        report.checked[f"{name}_rows"] += have.num_rows
+        ids = have.column(key[0]).to_pylist()
+        if len(ids) != len(set(ids)) and name == "queries":
+            report.add(config, None, "duplicate_id", f"{len(ids) - len(set(ids))} duplicate query ids")
+        have_set = {tuple(r.values()) for r in have.select(want.schema.names).to_pylist()}
+        want_set = {tuple(r.values()) for r in want.to_pylist()}
+        for extra in sorted(have_set - want_set)[:50]:
+            report.add(config, None, "view_inconsistent", f"{extra} is not derived from the rows")
+        for missing in sorted(want_set - have_set)[:50]:
+            report.add(config, None, "view_inconsistent", f"{missing} is missing (derived from the rows)")
+
+
+def check_core_term_presence(
+    report: Any, config: str, rows: Sequence[Mapping[str, Any]], documents: Mapping[str, str]
+) -> None:
+    """Every core term of a row must occur in its target's document (``count_term``: whole words, any
+    case). Counted in ``checked`` as ``core_terms`` / ``core_terms_in_document``; each miss is a
+    ``core_term_not_in_document`` violation (the builder drops such targets before pairing)."""
+    for i, r in enumerate(rows):
+        doc = documents.get(str(r["asin"]), "")
+        for t in r.get("core_terms") or []:
+            report.checked["core_terms"] += 1
+            if count_term(doc, t):
+                report.checked["core_terms_in_document"] += 1
+            else:
+                report.add(
+                    config, i, "core_term_not_in_document", f"core term {t!r} not in {r['asin']}'s document"
+                )
+
+
+def core_term_presence(report: Any) -> str:
+    """The share of core terms present in their target's document, as ``pqb-build check`` prints it."""
+    n, k = report.checked.get("core_terms", 0), report.checked.get("core_terms_in_document", 0)
+    return f"core-term presence in target documents: {k}/{n} ({100 * k / n:.2f}%)" if n else ""
+
+
+def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None = None) -> Any:
+    """Schema + invariants of every (or the given) config of a built dataset; every violation reported.
+
+    Rules: each table matches its schema; rows pass :func:`pqb.dataset.schema.check_rows` (core terms,
+    pairs, edits, protected terms, targets in the corpus); corpus, query and user ids are unique; the
+    queries/qrels views equal what the rows imply; every row's user has a profile in ``<d>-users``; and
+    the card's statistics table equals the statistics of the files.
+    """
+    from pqb.dataset.schema import ValidationReport, check_rows
+
+    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    report = ValidationReport()
+    present = published_configs(dataset_dir)
+    wanted = list(configs) if configs else present
+    domains = sorted({config_kind(c)[0] for c in wanted})
+    for c in wanted:
+        if c not in present:
+            report.add(c, None, "missing_config", f"no {DATA_DIR}/{c}/{SHARD} under {dataset_dir}")
+    for domain in domains:
+        for c in [c for c in present if config_kind(c)[0] == domain and (not configs or c in wanted)]:
+            table = _read(dataset_dir, c)
+            kind = _kind_of(c)
+            report.extend(validate_table(table, kind, c))
+            if kind == "corpus":
+                ids = table.column("id").to_pylist()
+                if len(ids) != len(set(ids)):
+                    report.add(c, None, "duplicate_id", f"{len(ids) - len(set(ids))} duplicate corpus ids")
+            if kind == "users":
+                ids = table.column("user_id").to_pylist()
+                if len(ids) != len(set(ids)):
+                    report.add(c, None, "duplicate_id", f"{len(ids) - len(set(ids))} duplicate user ids")
+            if kind not in ("rows", "release"):
+                continue
+            corpus = _read(dataset_dir, f"{domain}-corpus" if kind == "rows" else f"{domain}-release-corpus")
+            corpus_ids = set(corpus.column("id").to_pylist()) if corpus is not None else None
+            if kind == "rows" and corpus_ids is None:
+                report.add(c, None, "missing_config", f"{domain}-corpus is missing")
+            rows = table.to_pylist()
+            report.extend(
+                check_rows(rows, config=c, require_core_terms=kind == "rows", corpus_ids=corpus_ids)
+            )
+            if kind == "rows":
+                check_views(
+                    report,
+                    domain,
+                    rows,
+                    _read(dataset_dir, f"{domain}-queries"),
+                    _read(dataset_dir, f"{domain}-qrels"),
+                )
+                if corpus is not None:
+                    check_core_term_presence(report, c, rows, dict(zip(corpus.column("id").to_pylist(),
+                                                                        corpus.column("text").to_pylist(), strict=True)))  # fmt: skip
+                users = _read(dataset_dir, f"{domain}-users")
+                have = set(users.column("user_id").to_pylist()) if users is not None else set()
+                for i, r in enumerate(rows):
+                    if r["user_id"] not in have:
+                        report.add(
+                            c, i, "user_without_profile", f"user {r['user_id']!r} not in {domain}-users"
+                        )
+    _check_card(report, dataset_dir)
+    return report
+
+
+def _check_card(report: Any, dataset_dir: Path) -> None:
+    from pqb.builders.publish.card import dataset_statistics, parse_stats_table
+
+    card = Path(dataset_dir) / "README.md"
+    if not card.exists():
+        report.add("README.md", None, "missing_card", "no dataset card")
+        return
+    report.checked["card"] += 1
+    claimed = parse_stats_table(card.read_text(encoding="utf-8"))
+    actual = dataset_statistics(dataset_dir)
+    for domain in sorted(set(claimed) | set(actual)):
+        if claimed.get(domain) != actual.get(domain):
+            report.add(
+                "README.md", None, "card_statistics",
+                f"{domain}: card says {claimed.get(domain)}, files give {actual.get(domain)}",
+            )  # fmt: skip
+    text = card.read_text(encoding="utf-8")
+    for c in published_configs(dataset_dir):
+        if f"config_name: {c}\n" not in text:
+            report.add("README.md", None, "card_configs", f"config {c} is not declared in the card's YAML")

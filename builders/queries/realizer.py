@@ -1,0 +1,353 @@
+"""The compositional realizer: shopping requests built from openers, attribute roles and connectives.
+
+A fixed list of frames makes the frame list, not the user, decide what a user says (27 frames gave 294
+queries that all matched one of them). Here a query is composed, per candidate, from independent
+seeded choices:
+
+* an **opener** (:data:`OPENERS`: declaratives "I'm looking for", imperatives "show me", questions "do
+  you have", a bare noun phrase, a cleft), which fixes the main clause's mood and final punctuation;
+* a **head noun**: a product noun the title names (:data:`HEAD_NOUNS`), a generic one, or a kind
+  attribute ("a gamepad ...");
+* for **each attribute, a syntactic role** (:data:`ROLES`): premodifier ("a black Sony controller"),
+  prepositional phrase ("by Sony", "for PC"), relative clause ("that comes in black"), a separate
+  sentence ("It has to be by Sony."), or a question ("Does it come in black?"); two attributes in
+  the same slot are **coordinated** ("with rumble and vibration", "that is wired and comes in black");
+* **connective and ordering** variation: attribute order is shuffled, follow-up sentences may come
+  first, a prepositional phrase may be fronted ("For PC, I need ..."), follow-ups join with ". ",
+  ", and ", " - ", "; ";
+* **surface habits** drawn per candidate at the rates of the domain's reviews (:mod:`pqb.builders.queries.surface`).
+
+Every attribute is placed exactly once by construction (the lexical filter still checks it). The
+number of distinct skeletons (:func:`skeleton`, core terms masked) is reported in the card.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pqb.builders.queries.candidate import Candidate, ProductSpec, derive_seed
+from pqb.builders.queries.surface import SurfaceHabits, apply_habits
+from pqb.dataset.schema import count_term, term_spans
+
+ROLES: tuple[str, ...] = ("premodifier", "pp", "relative", "coordination", "sentence", "question", "head")
+"""Syntactic roles an attribute can take; ``coordination`` marks a role shared with another attribute."""
+
+_KIND_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("brand", ("brand", "manufacturer", "store", "publisher", "author", "label")),
+    ("color", ("color", "colour")),
+    ("platform", ("platform", "compatible", "operating system", "console", "system")),
+    ("material", ("material", "fabric")),
+    ("rating", ("rated", "esrb", "rating")),
+    ("language", ("language",)),
+    ("age", ("age",)),
+    ("size", ("size",)),
+    ("connect", ("connectivity", "connector", "interface")),
+    ("kind", ("type", "style", "form", "edition", "format", "genre", "category", "model name")),
+)
+
+
+def attribute_role(name: str) -> str:
+    """Coarse semantic kind of an attribute from its name; ``feature`` when nothing matches."""
+    low = name.lower()
+    for kind, keys in _KIND_KEYS:
+        if any(k in low for k in keys):
+            return kind
+    return "feature"
+
+
+# Per kind: prepositional/participial phrases after the head, and verb phrases (3sg verb, base, rest).
+_PP: dict[str, tuple[str, ...]] = {
+    "brand": ("by {v}", "from {v}", "made by {v}"),
+    "color": ("in {v}", "in the color {v}", "colored {v}"),
+    "platform": ("for {v}", "compatible with {v}", "on {v}"),
+    "material": ("made of {v}", "in {v}", "made from {v}"),
+    "rating": ("rated {v}", "with a rating of {v}"),
+    "language": ("in {v}",),
+    "age": ("for {v}", "suitable for {v}"),
+    "size": ("in size {v}", "in {v}"),
+    "connect": ("with {v}", "with {v} connectivity", "using {v}"),
+    "kind": ("of the {v} type", "in the {v} style"),
+    "feature": ("with {v}", "featuring {v}", "offering {v}"),
+}
+_VP: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "brand": (("is", "be", "made by {v}"), ("comes", "come", "from {v}"), ("is", "be", "by {v}")),
+    "color": (("comes", "come", "in {v}"), ("is", "be", "{v}")),
+    "platform": (("works", "work", "with {v}"), ("runs", "run", "on {v}"), ("is", "be", "for {v}")),
+    "material": (("is", "be", "made of {v}"), ("is", "be", "made from {v}")),
+    "rating": (("is", "be", "rated {v}"), ("has", "have", "a rating of {v}")),
+    "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
+    "age": (("is", "be", "for {v}"), ("suits", "suit", "{v}")),
+    "size": (("comes", "come", "in {v}"), ("is", "be", "size {v}")),
+    "connect": (("has", "have", "{v}"), ("supports", "support", "{v}"), ("uses", "use", "{v}")),
+    "kind": (("is", "be", "a {v}"), ("is", "be", "the {v} kind")),
+    "feature": (("has", "have", "{v}"), ("offers", "offer", "{v}"), ("comes", "come", "with {v}")),
+}
+_PRE_KINDS = frozenset({"brand", "color", "material", "kind", "connect", "platform", "feature", "size"})
+
+OPENERS: dict[str, tuple[str, str, str]] = {
+    "looking_for": ("I'm looking for {np}", ".", "any"),
+    "looking_for_bare": ("looking for {np}", ".", "any"),
+    "need": ("I need {np}", ".", "any"),
+    "need_bare": ("need {np}", ".", "any"),
+    "want": ("I want {np}", ".", "any"),
+    "would_like": ("I'd like {np}", ".", "any"),
+    "after": ("I'm after {np}", ".", "any"),
+    "searching": ("searching for {np}", ".", "any"),
+    "trying": ("I'm trying to find {np}", ".", "any"),
+    "hoping": ("hoping to find {np}", ".", "any"),
+    "market": ("I'm in the market for {np}", ".", "indef"),
+    "buy": ("I want to buy {np}", ".", "any"),
+    "cleft": ("what I need is {np}", ".", "indef"),
+    "show": ("show me {np}", ".", "any"),
+    "find": ("find me {np}", ".", "any"),
+    "please_find": ("please find {np}", ".", "any"),
+    "help": ("help me find {np}", ".", "any"),
+    "recommend": ("recommend {np}", ".", "indef"),
+    "do_you_have": ("do you have {np}", "?", "any"),
+    "is_there": ("is there {np}", "?", "indef"),
+    "where": ("where can I get {np}", "?", "any"),
+    "can_you": ("can you find me {np}", "?", "any"),
+    "anyone": ("can anyone recommend {np}", "?", "indef"),
+    "whats_good": ("what's a good {np}", "?", "none"),
+    "any": ("any {np}", "?", "none"),
+    "bare": ("{np}", "", "any"),
+    "wanted": ("{np} wanted", "", "none"),
+}
+"""Main-clause openers: template, final punctuation, and the determiners its noun phrase may take
+(``any``; ``indef``: a/an/some; ``none``: no article and a product noun as head, never "one")."""
+
+_SENTENCE = (
+    "It should {base}.", "It has to {base}.", "Needs to {base}.", "Must {base}.", "Ideally it {sg}.",
+    "I'd prefer it if it {sg}.", "It would be great if it {sg}.", "Make sure it {sg}.",
+)  # fmt: skip
+_SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.", "I'd like it {pp}.", "One {pp} if possible.")
+_QUESTION_VP = ("Does it {base}?", "Can it {base}?")
+_QUESTION_BE = ("Is it {rest}?", "Would it be {rest}?")
+_QUESTION_PP = ("Any {pp}?", "Do you have one {pp}?", "Is there one {pp}?", "Maybe one {pp}?")
+_JOIN = (" ", " ", " ", " - ", "; ")
+_AND_ALSO = (", and ", ", and also ", " and ")
+
+HEAD_NOUNS: tuple[str, ...] = (
+    "controller", "headset", "keyboard", "mouse", "case", "cable", "charger", "adapter", "skin", "stand",
+    "game", "console", "remote", "wheel", "pad", "grip", "bag", "card", "microphone", "battery", "dock",
+    "joystick", "gamepad", "cover", "sticker", "headphones", "speaker", "chair", "bundle", "kit", "strap",
+    "holder", "mat", "protector", "cooler", "fan", "station", "guitar", "camera", "light", "decal",
+)  # fmt: skip
+"""Product nouns a title may name; the realizer uses one the title contains as a head noun."""
+_GENERIC_HEADS = ("product", "item", "one", "something")
+
+
+@dataclass(frozen=True)
+class Part:
+    kind: str
+    value: str
+    name: str = ""
+
+
+@dataclass
+class Realization:
+    text: str
+    roles: dict[str, set[str]] = field(default_factory=dict)
+    opener: str = ""
+
+
+def _article(phrase: str) -> str:
+    """ "a"/"an" by the first letter, except the vowel letters read as a consonant ("a one", "a USB")."""
+    low = phrase.lower()
+    if low.startswith(("one", "uni", "use", "usb", "eu")):
+        return "a"
+    return "an" if low[:1] in "aeiou" else "a"
+
+
+def _fill(template: str, value: str) -> str:
+    """``template`` with ``{v}`` = ``value``, the article before it agreeing ("as an Everyone ...")."""
+    return template.replace("a {v}", f"{_article(value)} {{v}}").format(v=value)
+
+
+def _join(items: Sequence[str], rng: random.Random) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    comma = "," if rng.random() < 0.5 else ""
+    return ", ".join(items[:-1]) + f"{comma if len(items) > 2 else ''} and {items[-1]}"
+
+
+def title_heads(title: str, terms: Sequence[str]) -> list[str]:
+    """Head nouns the title names that no core term contains or is contained by (each term stays once)."""
+    low = title.lower()
+    out = []
+    for noun in HEAD_NOUNS:
+        if re.search(rf"\b{noun}s?\b", low) and not any(
+            count_term(t, noun) or count_term(noun, t) for t in terms
+        ):
+            out.append(noun)
+    return out
+
+
+class _Composer:
+    """One candidate's choices (a fresh instance per candidate, fed the candidate's own ``rng``)."""
+
+    def __init__(self, rng: random.Random, heads: Sequence[str]) -> None:
+        self.rng = rng
+        self.heads = list(heads)
+        self.roles: dict[str, set[str]] = {}
+
+    def mark(self, parts: Sequence[Part], role: str) -> None:
+        for p in parts:
+            self.roles.setdefault(p.value, set()).add(role)
+        if len(parts) > 1:
+            for p in parts:
+                self.roles[p.value].add("coordination")
+
+    def pp(self, p: Part) -> str:
+        return _fill(self.rng.choice(_PP[p.kind]), p.value)
+
+    def vp(self, p: Part) -> tuple[str, str, str]:
+        sg, base, rest = self.rng.choice(_VP[p.kind])
+        return sg, base, _fill(rest, p.value)
+
+    def noun_phrase(
+        self, pre: list[Part], post: list[Part], rel: list[Part], head_part: Part | None, dets: str
+    ) -> str:
+        """``[det] pre* head [pp (and pp)*] [that vp (and vp)*]``; ``dets`` as in :data:`OPENERS`."""
+        rng = self.rng
+        if head_part is not None:
+            head, self.roles[head_part.value] = head_part.value, {"head"}
+        else:
+            head = rng.choice([h for h in self.heads if dets != "none" or h not in ("one", "something")])
+        if head == "something":
+            pre, post = [], pre + post  # "a black something" is not English
+        words = [p.value for p in pre] + [head]
+        self.mark(pre, "premodifier")
+        body = " ".join(words)
+        choices = {"any": ("a", "a", "a", "the", "some"), "indef": ("a", "a", "some"), "none": ("",)}[dets]
+        det = "" if head == "something" else rng.choice(choices)
+        if head == "one" and det in ("a", "some"):
+            det = "a" if pre else ""  # "a black one", but "one in the Case style": never "a one"
+        phrase = f"{_article(body) if det == 'a' else det} {body}".strip()
+        if post:
+            phrase += " " + _join([self.pp(p) for p in post], rng)
+            self.mark(post, "pp")
+        if rel:
+            vps = [self.vp(p) for p in rel]
+            relativizer = rng.choice(("that", "that", "which", ", which")) if not post else "that"
+            clause = _join([f"{sg} {rest}" for sg, _, rest in vps], rng)
+            if relativizer == "that" and clause.startswith("is ") and rng.random() < 0.5:
+                phrase += f" that's {clause[3:]}"
+            else:
+                phrase = f"{phrase}{'' if relativizer.startswith(',') else ' '}{relativizer} {clause}"
+            self.mark(rel, "relative")
+        return phrase
+
+    def sentence(self, parts: list[Part]) -> str:
+        rng = self.rng
+        self.mark(parts, "sentence")
+        if len(parts) == 1 and rng.random() < 0.35:
+            return rng.choice(_SENTENCE_PP).format(pp=self.pp(parts[0]))
+        vps = [self.vp(p) for p in parts]
+        return rng.choice(_SENTENCE).format(
+            base=_join([f"{b} {r}" for _, b, r in vps], rng), sg=_join([f"{s} {r}" for s, _, r in vps], rng)
+        )
+
+    def question(self, p: Part) -> str:
+        rng = self.rng
+        self.mark([p], "question")
+        r = rng.random()
+        if r < 0.4:
+            return rng.choice(_QUESTION_PP).format(pp=self.pp(p))
+        sg, base, rest = self.vp(p)
+        if sg == "is":
+            return rng.choice(_QUESTION_BE).format(rest=rest)
+        return rng.choice(_QUESTION_VP).format(base=f"{base} {rest}")
+
+
+def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()) -> Realization:
+    """One query for ``parts`` (each placed once), with the role each attribute took."""
+    c = _Composer(rng, [*heads, *heads, *_GENERIC_HEADS])
+    order = list(parts)
+    rng.shuffle(order)
+    slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": []}
+    head_part = None
+    kinds = [p for p in order if p.kind == "kind" and len(p.value.split()) <= 2]
+    if kinds and rng.random() < 0.25:
+        head_part = kinds[0]
+    for p in order:
+        if p is head_part:
+            continue
+        allowed = ["pp", "pp", "rel", "sent", "q"]
+        if p.kind in _PRE_KINDS and len(p.value.split()) <= 2 and len(slots["pre"]) < 2:
+            allowed += ["pre", "pre"]
+        slots[rng.choice(allowed)].append(p)
+    if not (slots["pre"] or slots["pp"] or slots["rel"] or head_part):  # the request must name something
+        moved = (slots["sent"] or slots["q"]).pop(0)
+        slots["pp"].append(moved)
+    opener_key = rng.choice(sorted(OPENERS))
+    template, end, dets = OPENERS[opener_key]
+    if slots["pp"] and rng.random() < 0.15:  # fronted prepositional phrase
+        front = slots["pp"].pop(0)
+        c.mark([front], "pp")
+        opener_key = rng.choice(("fronted_need", "fronted_looking"))
+        clause = "I need {np}" if opener_key == "fronted_need" else "I'm looking for {np}"
+        template, end, dets = f"{c.pp(front)}, {clause}", ".", "any"
+    main = template.format(np=c.noun_phrase(slots["pre"], slots["pp"], slots["rel"], head_part, dets))
+    follow: list[str] = []
+    sent = slots["sent"]
+    while sent:
+        k = 2 if len(sent) >= 2 and rng.random() < 0.5 else 1
+        follow.append(c.sentence(sent[:k]))
+        sent = sent[k:]
+    follow += [c.question(p) for p in slots["q"]]
+    rng.shuffle(follow)
+    main = main[0].upper() + main[1:] + (end or ("." if follow else ""))
+    if follow and not main.endswith("?") and rng.random() < 0.15:  # a follow-up first
+        follow, main = follow[1:], f"{follow[0]} {main}"
+    text = main
+    for f in follow:
+        joiner = rng.choice(_JOIN)
+        if text.endswith(".") and f.endswith(".") and rng.random() < 0.3:  # coordinated follow-up clause
+            text = text[:-1] + rng.choice(_AND_ALSO) + f[0].lower() + f[1:]
+        elif joiner != " " and text.endswith("."):  # "X - Y" / "X; y": the joiner replaces the period
+            text = text[:-1] + joiner + (f if joiner == " - " else f[0].lower() + f[1:])
+        else:
+            text = f"{text} {f}"
+    return Realization(" ".join(text.split()), c.roles, opener_key)
+
+
+def skeleton(query: str, core_terms: Sequence[str]) -> str:
+    """The query with its core terms masked, lower-cased and space-normalised: what two queries share
+    when they differ only in the product they describe (longest terms masked first)."""
+    out = query.lower()
+    for t in sorted(core_terms, key=len, reverse=True):
+        for a, b in reversed(term_spans(out, t)):
+            out = f"{out[:a]}<T>{out[b:]}"
+    return " ".join(out.split())
+
+
+class RealizerGenerator:
+    """Offline compositional realizer (no model): :func:`realize` plus per-candidate surface habits."""
+
+    name = "realizer"
+
+    def __init__(self, habits: SurfaceHabits | dict | None = None) -> None:
+        self.habits = habits if isinstance(habits, SurfaceHabits) else SurfaceHabits(**(habits or {}))
+
+    def generate(self, product: ProductSpec, n: int, seed: int) -> list[Candidate]:
+        if len(product.core) != 5:
+            return []
+        rng = random.Random(derive_seed(seed, product.asin, "realizer"))
+        terms = product.core_terms
+        parts = [Part(attribute_role(name), value, name) for name, value in product.core]
+        heads = title_heads(product.title, terms)
+        out: list[Candidate] = []
+        seen: set[str] = set()
+        attempts = 0
+        while len(out) < n and attempts < 20 * n:
+            attempts += 1
+            r = realize(parts, rng, heads)
+            text = apply_habits(r.text, terms, self.habits, rng)
+            if text not in seen:
+                seen.add(text)
+                out.append(Candidate(text=text, frame=r.opener, backend=self.name))
+        return out

@@ -1,0 +1,150 @@
+"""spaCy sentence splitting and dependency parses, batched and cached on disk.
+
+Parsing dominates the builders' CPU time, and the same sentences are parsed by several stages
+(users, profiles, query encoding), so results are cached in one SQLite file under
+``settings.PQB_CACHE_DIR`` keyed by (kind, spaCy model id, text hash). Cached values are plain JSON,
+so a cache hit returns exactly what a fresh parse would have.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pqb.builders.errors import DataError
+from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.source.amazon import MAX_TEXT_CHARS
+from pqb.dataset import settings
+from pqb.dataset.io import stable_hash
+from pqb.dataset.progress import bar
+
+BATCH_SIZE = 256
+
+
+class Parsed(NamedTuple):
+    """One parsed text: coarse POS, dependency label and absolute head index per token."""
+
+    pos: tuple[str, ...]
+    dep: tuple[str, ...]
+    head: tuple[int, ...]
+
+
+class ParseCache:
+    """A key → JSON store in SQLite (safe across processes; ``None`` path disables caching)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(path), timeout=60)
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            self._conn.commit()
+
+    @classmethod
+    def default(cls) -> ParseCache:
+        return cls(Path(settings.PQB_CACHE_DIR) / "parses.sqlite")
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        if self._conn is None or not keys:
+            return {}
+        out: dict[str, Any] = {}
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i : i + 500])
+            q = "SELECT key, value FROM parses WHERE key IN (" + ",".join("?" * len(chunk)) + ")"
+            out.update({k: json.loads(v) for k, v in self._conn.execute(q, chunk)})
+        return out
+
+    def put_many(self, items: dict[str, Any]) -> None:
+        if self._conn is None or not items:
+            return
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO parses (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v, separators=(",", ":"))) for k, v in items.items()],
+            )
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class TextTooLongError(DataError):
+    """A text is over spaCy's ``max_length``: spaCy would abort with E088 after minutes of work."""
+
+
+def _check_lengths(texts: Sequence[str], max_length: int) -> None:
+    """Fail before parsing, with a fix, rather than inside spaCy's batch loop."""
+    longest = max(texts, key=len, default="")
+    if len(longest) > max_length:
+        raise TextTooLongError(
+            f"a text of {len(longest)} characters is over spaCy's max_length ({max_length}): "
+            f"{longest[:40]!r}...; ingest cuts review texts to {MAX_TEXT_CHARS} characters, so rerun "
+            "`pqb-build ingest --force` on this work directory"
+        )
+
+
+def _run(
+    kind: str,
+    texts: Sequence[str],
+    convert: Any,
+    *,
+    nlp: Any | None,
+    cache: ParseCache | None,
+    batch_size: int,
+    desc: str,
+) -> list[Any]:
+    nlp = nlp if nlp is not None else load_spacy()
+    cache = cache if cache is not None else ParseCache.default()
+    model = spacy_model_id(nlp)
+    unique = sorted(set(texts))
+    keys = {t: stable_hash(kind, model, t, length=24) for t in unique}
+    found = cache.get_many(list(keys.values()))
+    todo = [t for t in unique if keys[t] not in found]
+    _check_lengths(todo, nlp.max_length)
+    new: dict[str, Any] = {}
+    if todo:
+        docs = nlp.pipe(todo, batch_size=batch_size)
+        for t, doc in bar(zip(todo, docs, strict=True), total=len(todo), desc=desc, leave=False):
+            new[keys[t]] = convert(doc)
+        cache.put_many(new)
+    found.update(new)
+    return [found[keys[t]] for t in texts]
+
+
+def _sents(doc: Any) -> list[list[Any]]:
+    return [[s.text.strip(), sum(1 for t in s if not t.is_space)] for s in doc.sents]
+
+
+def _parse(doc: Any) -> list[list[Any]]:
+    return [[t.pos_ for t in doc], [t.dep_ for t in doc], [t.head.i for t in doc]]
+
+
+def split_sentences(
+    texts: Sequence[str],
+    *,
+    nlp: Any | None = None,
+    cache: ParseCache | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> list[list[tuple[str, int]]]:
+    """spaCy (parser-based) sentence boundaries of each text: ``[(sentence, n_tokens), ...]`` per text."""
+    raw = _run("sents", texts, _sents, nlp=nlp, cache=cache, batch_size=batch_size, desc="sentences")
+    return [[(s, int(n)) for s, n in r] for r in raw]
+
+
+def parse_texts(
+    texts: Sequence[str],
+    *,
+    nlp: Any | None = None,
+    cache: ParseCache | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> list[Parsed]:
+    """Parse each text on its own (a sentence or a query) → :class:`Parsed` (POS, dep, head index)."""
+    raw = _run("parse", texts, _parse, nlp=nlp, cache=cache, batch_size=batch_size, desc="parsing")
+    return [Parsed(tuple(p), tuple(d), tuple(int(h) for h in hs)) for p, d, hs in raw]

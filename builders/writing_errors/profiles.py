@@ -1,0 +1,400 @@
+"""Personal writing-error profiles: recover each user's slips from their PROFILE sentences and model them.
+
+Pipeline (spec §5.1-5.2, with the authors' bugs fixed): correct each sentence (:mod:`pqb.builders.writing_errors.detection`),
+align original and correction with ERRANT (the spaCy pipeline passed explicitly), keep the word-level
+R/M/U edits, classify each replaced word into a mechanism (:func:`pqb.builders.writing_errors.mechanisms.classify`), and
+count, per user and per syntactic context (:mod:`pqb.builders.writing_errors.context`), how often a token was
+slipped on and by which mechanism. Held-out sentences are never read here; the error-sampling study
+uses them.
+
+Users without any recovered character-level slip keep a profile: their rate is shrunk toward the
+global rate (so it ends below it) and their mechanism distribution equals the global one. This
+replaces the authors' inverted fallback (rate 0.5, uniform mechanisms for the cleanest writers).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pqb.builders.errors import UsageError
+from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.writing_errors.context import (
+    BACKOFF_LEVELS,
+    Smoothing,
+    add_token,
+    context_rate,
+    doc_signatures,
+    global_rate,
+    new_counts,
+)
+from pqb.builders.writing_errors.mechanisms import classify
+from pqb.dataset.io import atomic_write_json
+from pqb.dataset.progress import bar
+from pqb.dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS, words
+
+log = logging.getLogger(__name__)
+
+PROFILES_VERSION = 1
+EDITS_FILE = "errors/edits.parquet"
+PROFILES_FILE = "errors/profiles.json"
+
+EDITS_SCHEMA = pa.schema(
+    [
+        ("user_id", pa.string()),
+        ("sentence_id", pa.string()),
+        ("token_index", pa.int32()),
+        ("start_char", pa.int32()),
+        ("original", pa.string()),
+        ("corrected", pa.string()),
+        ("operation", pa.string()),
+        ("errant_type", pa.string()),
+        ("mechanism", pa.string()),
+        ("char_level", pa.bool_()),
+        *[(f"sig_{lvl}", pa.string()) for lvl in BACKOFF_LEVELS],
+    ]
+)
+
+
+class MissingInputError(UsageError, FileNotFoundError):
+    """A stage input artifact (e.g. ``sentences.parquet``) has not been built yet."""
+
+
+# ------------------------------------------------------------------------------------------------
+# The profile model
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ErrorProfiles:
+    """Per-user and global slip counts plus the smoothing that turns them into probabilities.
+
+    ``users[uid]`` and ``glob`` are count records (:func:`pqb.builders.writing_errors.context.new_counts`) with
+    extra ``mechanisms`` (character-level counts), ``n_surface`` and ``n_other`` fields.
+    """
+
+    glob: dict[str, Any]
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    smoothing: Smoothing = field(default_factory=Smoothing)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # -- probabilities ---------------------------------------------------------------------------
+
+    @property
+    def global_rate(self) -> float:
+        return global_rate(self.glob)
+
+    def user(self, user_id: str | None) -> dict[str, Any] | None:
+        """A user's counts; ``None`` for the global model or for users never profiled."""
+        return None if user_id is None else self.users.get(user_id)
+
+    def rate(self, user_id: str | None, sigs: Mapping[str, str]) -> float:
+        """Smoothed slip probability of a token with signatures ``sigs`` (``None``: global model)."""
+        return context_rate(self.glob, self.user(user_id), sigs, self.smoothing)
+
+    def rates(self, user_id: str | None, sig_list: Sequence[Mapping[str, str]]) -> np.ndarray:
+        return np.array([self.rate(user_id, s) for s in sig_list], dtype=float)
+
+    def global_mechanism_probs(self) -> dict[str, float]:
+        beta = self.smoothing.global_mechanism_edits
+        counts = self.glob["mechanisms"]
+        total = sum(counts.get(m, 0) for m in CHAR_MECHANISMS) + beta * len(CHAR_MECHANISMS)
+        return {m: (counts.get(m, 0) + beta) / total for m in CHAR_MECHANISMS}
+
+    def mechanism_probs(self, user_id: str | None) -> dict[str, float]:
+        """Dirichlet-smoothed P(mechanism | user) over the injectable mechanisms."""
+        g = self.global_mechanism_probs()
+        u = self.user(user_id)
+        if u is None:
+            return g
+        alpha = self.smoothing.mechanism_edits
+        n = sum(u["mechanisms"].get(m, 0) for m in CHAR_MECHANISMS)
+        return {m: (u["mechanisms"].get(m, 0) + alpha * g[m]) / (n + alpha) for m in CHAR_MECHANISMS}
+
+    def summary(self, user_id: str) -> dict[str, Any]:
+        """Row fields of the ``d-users`` config: token and slip counts, rate, mechanism distribution."""
+        u = self.users.get(user_id) or new_counts() | {"mechanisms": {}}
+        probs = self.mechanism_probs(user_id)
+        return {
+            "n_tokens": int(u["n_tokens"]),
+            "n_char_errors": int(u["n_char"]),
+            "error_rate": float(
+                (u["n_char"] + self.smoothing.user_tokens * self.global_rate)
+                / (u["n_tokens"] + self.smoothing.user_tokens)
+            ),
+            "mechanisms": [
+                {"mechanism": m, "count": int(u["mechanisms"].get(m, 0)), "prob": float(probs[m])}
+                for m in CHAR_MECHANISMS
+            ],
+        }
+
+    # -- persistence -----------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": PROFILES_VERSION,
+            "smoothing": self.smoothing.to_dict(),
+            "meta": self.meta,
+            "global": self.glob,
+            "users": self.users,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ErrorProfiles:
+        if obj.get("version") != PROFILES_VERSION:
+            raise ValueError(f"profiles version {obj.get('version')!r}, expected {PROFILES_VERSION}")
+        return cls(
+            glob=dict(obj["global"]),
+            users={k: dict(v) for k, v in obj["users"].items()},
+            smoothing=Smoothing.from_dict(obj.get("smoothing", {})),
+            meta=dict(obj.get("meta", {})),
+        )
+
+    def save(self, path: Path) -> None:
+        atomic_write_json(path, self.to_json(), indent=None)
+
+    @classmethod
+    def load(cls, path: Path | str) -> ErrorProfiles:
+        """Load ``profiles.json`` from a file, a domain work dir, or a :class:`WorkDir`."""
+        p = Path(path.path if isinstance(path, WorkDir) else path)
+        if p.is_dir():
+            p = p / PROFILES_FILE
+        if not p.is_file():
+            raise MissingInputError(f"No error profiles at {p}; run `pqb-build errors` first.")
+        return cls.from_json(json.loads(p.read_text()))
+
+
+def empty_counts() -> dict[str, Any]:
+    return new_counts() | {"mechanisms": {}, "n_surface": 0, "n_other": 0}
+
+
+# ------------------------------------------------------------------------------------------------
+# Recovering edits
+# ------------------------------------------------------------------------------------------------
+
+
+def recover_edits(
+    texts: Sequence[str], corrected: Sequence[str], nlp: Any, annotator: Any, *, batch_size: int = 128
+) -> tuple[list[Any], list[list[dict[str, Any]]]]:
+    """Parse every original sentence and ERRANT-align the changed ones with their correction.
+
+    Returns the parsed original docs and, per sentence, its word-level edits: ``token_index`` (first
+    original token), ``original``/``corrected`` surface strings, ``operation`` (R/M/U),
+    ``errant_type`` and ``mechanism`` (``classify`` of a replaced word, else ``None``).
+    """
+    docs = list(bar(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="parse", leave=False))
+    changed = [i for i, (t, c) in enumerate(zip(texts, corrected, strict=True)) if t != c]
+    cor_docs = dict(
+        zip(changed, nlp.pipe([corrected[i] for i in changed], batch_size=batch_size), strict=True)
+    )
+    out: list[list[dict[str, Any]]] = [[] for _ in texts]
+    for i in bar(changed, desc="errant", leave=False):
+        orig, cor = docs[i], cor_docs[i]
+        for e in annotator.annotate(orig, cor):
+            op = e.type.split(":", 1)[0]
+            if op not in {"R", "M", "U"}:
+                continue
+            o_text = orig[e.o_start : e.o_end].text
+            c_text = cor[e.c_start : e.c_end].text
+            mech = classify(o_text, c_text) if op == "R" and e.o_end - e.o_start == 1 else None
+            tok_i = e.o_start if e.o_start < len(orig) else max(len(orig) - 1, 0)
+            out[i].append(
+                {
+                    "token_index": tok_i,
+                    "start_char": orig[tok_i].idx if len(orig) else 0,
+                    "original": o_text,
+                    "corrected": c_text,
+                    "operation": op,
+                    "errant_type": e.type,
+                    "mechanism": mech,
+                }
+            )
+    return docs, out
+
+
+def build_profiles(
+    user_ids: Sequence[str],
+    docs: Sequence[Any],
+    edits: Sequence[Sequence[Mapping[str, Any]]],
+    smoothing: Smoothing | None = None,
+    sentence_ids: Sequence[str] | None = None,
+) -> tuple[ErrorProfiles, list[dict[str, Any]]]:
+    """Count tokens and slips per user and context; return the profiles and the flat edit rows."""
+    glob = empty_counts()
+    users: dict[str, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+    sids = sentence_ids if sentence_ids is not None else [str(i) for i in range(len(docs))]
+    for uid, sid, doc, sent_edits in zip(user_ids, sids, docs, edits, strict=True):
+        u = users.setdefault(uid, empty_counts())
+        sigs = doc_signatures(doc)
+        slipped: dict[int, str] = {}
+        for e in sent_edits:
+            mech = e["mechanism"]
+            tok_ok = e["token_index"] < len(doc) and doc[e["token_index"]].is_alpha
+            if mech in CHAR_MECHANISMS and tok_ok:
+                slipped[e["token_index"]] = mech
+            elif mech in SURFACE_MECHANISMS:
+                u["n_surface"] += 1
+                glob["n_surface"] += 1
+            else:
+                u["n_other"] += 1
+                glob["n_other"] += 1
+            s = sigs[e["token_index"]] if e["token_index"] < len(sigs) else dict.fromkeys(BACKOFF_LEVELS, "")
+            rows.append(
+                {"user_id": uid, "sentence_id": sid, **e, "char_level": mech in CHAR_MECHANISMS and tok_ok}
+                | {f"sig_{lvl}": s[lvl] for lvl in BACKOFF_LEVELS}
+            )
+        for tok, s in zip(doc, sigs, strict=True):
+            if not tok.is_alpha:
+                continue
+            mech = slipped.get(tok.i)
+            add_token(u, s, mech is not None)
+            add_token(glob, s, mech is not None)
+            if mech is not None:
+                u["mechanisms"][mech] = u["mechanisms"].get(mech, 0) + 1
+                glob["mechanisms"][mech] = glob["mechanisms"].get(mech, 0) + 1
+    return ErrorProfiles(glob=glob, users=users, smoothing=smoothing or Smoothing()), rows
+
+
+# ------------------------------------------------------------------------------------------------
+# The stage
+# ------------------------------------------------------------------------------------------------
+
+
+def domain_vocabulary(
+    sentences: Iterable[tuple[str, str]], products: pa.Table | None, min_users: int = 3
+) -> set[str]:
+    """Words a spelling corrector must accept: product title/brand words, and words that at least
+    ``min_users`` different users wrote (shared vocabulary, not a private slip)."""
+    vocab: set[str] = set()
+    if products is not None:
+        for col in ("title", "brand"):
+            if col in products.column_names:
+                for v in products.column(col).to_pylist():
+                    vocab.update(w for w in words(v or "") if w.isalpha())
+    by_word: dict[str, set[str]] = defaultdict(set)
+    for uid, text in sentences:
+        for w in set(words(text)):
+            by_word[w].add(uid)
+    vocab.update(w for w, us in by_word.items() if len(us) >= min_users)
+    return vocab
+
+
+def _read_inputs(wd: WorkDir) -> tuple[pa.Table, pa.Table | None, pa.Table | None]:
+    sp = wd.path / "sentences.parquet"
+    if not sp.is_file():
+        raise MissingInputError(f"{sp} does not exist; run `pqb-build users --domain {wd.domain}` first.")
+    users = read_parquet(wd.path / "users.parquet") if (wd.path / "users.parquet").is_file() else None
+    prods = read_parquet(wd.path / "products.parquet") if (wd.path / "products.parquet").is_file() else None
+    return read_parquet(sp), users, prods
+
+
+def run_errors(
+    workdir: WorkDir,
+    *,
+    backend: str = "symspell",
+    seed: int = 0,
+    smoothing: Smoothing | None = None,
+    nlp: Any = None,
+    corrector: Any = None,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Build ``errors/edits.parquet`` and ``errors/profiles.json`` from the PROFILE sentences.
+
+    Only users marked ``qualified`` in ``users.parquet`` (when it exists) are profiled. The stage is
+    skipped when its manifest fingerprint is fresh (``force`` rebuilds). ``corrector`` overrides the
+    back-end object (tests pass a fake; its ``backend_id`` then names the back-end). ``seed`` is
+    recorded (the stage draws nothing at random, but every stage config carries it). Returns the stage statistics.
+    """
+    from pqb.builders.nlp import load_spacy, spacy_model_id
+    from pqb.builders.writing_errors.detection import get_corrector
+
+    smoothing = smoothing or Smoothing()
+    sents, users, prods = _read_inputs(workdir)
+    rows = sents.to_pylist()
+    malformed = sum(1 for r in rows if not isinstance(r.get("text"), str) or not r["text"].strip())
+    if users is not None and "qualified" in users.column_names:
+        keep = {u["user_id"] for u in users.to_pylist() if u["qualified"]}
+        rows = [r for r in rows if r["user_id"] in keep]
+    if corrector is None:
+        kwargs: dict[str, Any] = {"nlp": nlp} if backend.startswith(("symspell", "gector")) else {}
+        if backend == "symspell":
+            kwargs["extra_words"] = domain_vocabulary(((r["user_id"], r["text"]) for r in rows), prods)
+        corrector = get_corrector(backend, **kwargs)
+    # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
+    # users.parquet and products.parquet are optional (see _read_inputs): declared only when present
+    optional = [workdir.path / n for n in ("users.parquet", "products.parquet")]
+    inputs = [workdir.path / "sentences.parquet", *(p for p in optional if p.is_file())]
+    config = {
+        "backend": corrector.backend_id,
+        "seed": seed,
+        "smoothing": smoothing.to_dict(),
+        "version": PROFILES_VERSION,
+    }
+    stage = workdir.stage("errors", inputs, config, [EDITS_FILE, PROFILES_FILE])
+    if stage.is_fresh() and not force:
+        log.info("errors: fresh, skipped")
+        return dict(workdir.manifest["stages"]["errors"]["stats"])
+    profile = [
+        r
+        for r in rows
+        if r.get("split") == "profile" and isinstance(r.get("text"), str) and r["text"].strip()
+    ]
+    profile.sort(key=lambda r: (r["user_id"], r["sentence_id"]))
+    nlp = nlp or load_spacy()
+    texts = [r["text"] for r in profile]
+    corrected: list[str] = []
+    for i in bar(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):
+        corrected += corrector.correct(texts[i : i + 512])
+    import errant
+
+    annotator = errant.load("en", nlp=nlp)
+    docs, edits = recover_edits(texts, corrected, nlp, annotator)
+    profiles, edit_rows = build_profiles(
+        [r["user_id"] for r in profile], docs, edits, smoothing, [r["sentence_id"] for r in profile]
+    )
+    edit_rows.sort(key=lambda r: (r["user_id"], r["sentence_id"], r["token_index"], r["original"]))
+    profiles.meta = {
+        "backend": corrector.backend_id,
+        "spacy": spacy_model_id(nlp),
+        "domain": workdir.domain,
+        "n_profile_sentences": len(profile),
+        "seed": seed,
+    }
+    write_parquet(pa.Table.from_pylist(edit_rows, schema=EDITS_SCHEMA), workdir.file(EDITS_FILE))
+    profiles.save(workdir.file(PROFILES_FILE))
+    stats = profile_stats(profiles, edit_rows, corrected, texts) | {"malformed_sentences": malformed}
+    stage.done(stats)
+    return stats
+
+
+def profile_stats(
+    profiles: ErrorProfiles,
+    edit_rows: Sequence[Mapping[str, Any]],
+    corrected: Sequence[str],
+    texts: Sequence[str],
+) -> dict[str, Any]:
+    """Counts reported by the stage (and in the manifest)."""
+    mech = Counter(r["mechanism"] or "not_char_level" for r in edit_rows)
+    n_char = sum(int(u["n_char"]) for u in profiles.users.values())
+    return {
+        "backend": profiles.meta.get("backend"),
+        "users": len(profiles.users),
+        "users_with_char_edits": sum(1 for u in profiles.users.values() if u["n_char"] > 0),
+        "profile_sentences": len(texts),
+        "corrected_sentences": sum(1 for t, c in zip(texts, corrected, strict=True) if t != c),
+        "tokens": int(profiles.glob["n_tokens"]),
+        "edits": len(edit_rows),
+        "char_edits": n_char,
+        "global_rate": profiles.global_rate,
+        "mechanisms": dict(sorted(mech.items())),
+        "global_mechanism_probs": profiles.global_mechanism_probs(),
+    }

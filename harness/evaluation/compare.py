@@ -1,0 +1,340 @@
+"""Is system A more robust (or more effective) than system B? Paired differences with CIs and p-values.
+
+``pqb-harness compare A.json B.json`` pairs two results files query by query (their ``ranks``
+section) on every task both ran, and for every metric reports the difference A − B with
+
+* a **clustered paired bootstrap** 95% CI: one draw of units per replicate (:mod:`pqb.harness.evaluation.bootstrap`,
+  the same draws ``run`` uses for the same seed and unit), applied to both systems at once;
+* a **two-sided paired randomization test**: in each of ``n_perm`` permutations every unit
+  independently swaps the two systems' ranks of all its queries or keeps them (probability ½); the
+  metric is recomputed for both pseudo-systems and p = (1 + #{|Δ*| ≥ |Δ|}) / (1 + n_perm).
+  Under the ``user`` unit a syntactic pair whose two users swap differently is scored from one
+  system's rank on one side and the other's on the other side — exactly what swapping the users'
+  ranks means.
+
+Both resample the same units for both systems, so the CI and the test respect the pairing and the
+clustering. With unit ``pair`` on per-query metrics the test is Fisher's randomization test as
+``ranx.compare(stat_test="fisher")`` runs it; the definitional differences (the +1 in the p-value,
+RR counted to ``rr_cutoff``, clusters) are listed in docs/results.md. Derived metrics (the
+ceiling-aware Flip ratio) are recomputed from each pseudo-system's means, never differenced per pair.
+
+Runs on different dataset or corpus fingerprints are refused: their pairs are not the same pairs.
+Domain averages (pair-type groups) average the per-task differences, their replicates and their
+permutation statistics replicate by replicate, as group CIs do in ``run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pqb.harness.errors import DataError, UsageError
+from pqb.harness.evaluation.bootstrap import (
+    DEFAULT_UNIT,
+    Design,
+    Level,
+    chunk_size,
+    iter_count_chunks,
+    level_replicates,
+    percentile_ci,
+)
+from pqb.harness.evaluation.design import derive, task_design
+from pqb.harness.evaluation.evaluator import TaskData, load_tasks
+from pqb.harness.results import stored_ranks
+from pqb.harness.task_registry import TaskConfig, task_from_dict
+
+ALPHA = 0.05
+
+
+@dataclass
+class PairedTask:
+    """One task's paired replicates: ``reps[metric]`` bootstrap differences, ``perm[metric]`` the
+    randomization statistics, ``diff``/``a``/``b`` the observed values."""
+
+    cfg: TaskConfig
+    a: dict[str, float]
+    b: dict[str, float]
+    diff: dict[str, float]
+    reps: dict[str, np.ndarray]
+    perm: dict[str, np.ndarray]
+    n_units: int
+    unit: str
+
+
+# -- loading ----------------------------------------------------------------------------------------
+
+
+def common_tasks(
+    a: Mapping[str, Any], b: Mapping[str, Any], wanted: Sequence[str] | None = None
+) -> list[str]:
+    """Tasks both files hold with stored ranks; refuses different dataset or corpus fingerprints."""
+    tasks = sorted(set(a.get("ranks") or {}) & set(b.get("ranks") or {}))
+    if wanted:
+        tasks = [t for t in tasks if t in set(wanted)]
+    if not tasks:
+        raise UsageError(
+            "the two results files share no task with stored ranks (written by pqb-harness >= 0.1 run or score); "
+            "rerun both on the same tasks"
+        )
+    for t in tasks:
+        da, db = a["dataset"].get(t, {}), b["dataset"].get(t, {})
+        for key in ("fingerprint", "corpus_fingerprint"):
+            if da.get(key) != db.get(key):
+                raise DataError(
+                    f"refusing to compare {t}: the runs evaluated different data ({key} {da.get(key)} vs "
+                    f"{db.get(key)}); rerun both systems on the same dataset build (and --limit)"
+                )
+    return tasks
+
+
+def _task_data(results: Mapping[str, Any], task: str, dataset_path: str | None) -> TaskData:
+    """The task's rows and pairs, reloaded from the dataset the run recorded (or ``dataset_path``) and
+    checked against the recorded fingerprint, so the units are those of the evaluated rows."""
+    cfg = task_from_dict(dict(results["configs"][task]), source=f"results configs[{task}]")
+    recorded = results["dataset"][task]
+    limit = (results.get("config") or {}).get("limit")
+    loaded, skipped = load_tasks([cfg], dataset_path or recorded["path"], limit)
+    if task not in loaded:
+        raise DataError(f"{task}: its dataset cannot be loaded ({skipped.get(task)}); pass --dataset_path")
+    data = loaded[task]
+    if data.fingerprint != recorded.get("fingerprint"):
+        raise DataError(
+            f"{task}: the dataset at {data.dataset_path} is not the one the runs evaluated (fingerprint "
+            f"{data.fingerprint} vs {recorded.get('fingerprint')}); pass --dataset_path to that build"
+        )
+    return data
+
+
+def aligned_ranks(results: Mapping[str, Any], task: str, data: TaskData) -> np.ndarray:
+    """The run's rank of every query of ``data`` in pair-set order."""
+    by_id = stored_ranks(results, task)
+    missing = [q for q in data.pairs.query_ids if q not in by_id]
+    if missing:
+        raise DataError(f"{task}: {len(missing)} queries have no stored rank (e.g. {missing[:3]})")
+    return np.asarray([by_id[q] for q in data.pairs.query_ids], dtype=np.float64)
+
+
+# -- paired statistics --------------------------------------------------------------------------------
+
+
+def _flip_chunks(
+    rng: np.random.Generator, n_units: int, n_perm: int, width: int
+) -> Iterator[tuple[slice, np.ndarray]]:
+    """(permutation slice, (rows, n_units) swap bits) chunk by chunk: 1 = the unit swaps the systems."""
+    step = chunk_size(n_perm, width)
+    for start in range(0, n_perm, step):
+        stop = min(start + step, n_perm)
+        yield slice(start, stop), rng.integers(0, 2, size=(stop - start, n_units), dtype=np.int8)
+
+
+def paired_task(cfg: TaskConfig, data: TaskData, ranks_a: np.ndarray, ranks_b: np.ndarray, *, unit: str,
+                n_boot: int, n_perm: int, seed: int) -> PairedTask:  # fmt: skip
+    """Bootstrap differences and randomization statistics of every metric of one task."""
+    if cfg.similarity_gate is not None:  # the gate needs an embedder; the runs did not record its mask
+        raise UsageError(f"{cfg.task}: compare does not support tasks with the authors' cosine pair gate")
+    keep = None
+    design_a = task_design(cfg, data.pairs, ranks_a, unit=unit, keep=keep)
+    design_b = task_design(cfg, data.pairs, ranks_b, unit=unit, keep=keep)
+    a, b = derive(design_a.point(), cfg.k_values), derive(design_b.point(), cfg.k_values)
+    diff = {k: _sub(a[k], b[k]) for k in a}
+    reps = _bootstrap_diffs(cfg, design_a, design_b, n_boot, seed)
+    cross = {  # side a from one system, side b from the other: the pairs a per-user swap splits
+        (0, 1): task_design(cfg, data.pairs, ranks_a, unit=unit, keep=keep, ranks_b=ranks_b).levels["pairs"],
+        (1, 0): task_design(cfg, data.pairs, ranks_b, unit=unit, keep=keep, ranks_b=ranks_a).levels["pairs"],
+    }
+    perm = _permutation_diffs(cfg, design_a, design_b, cross, n_perm, seed)
+    return PairedTask(cfg, a, b, diff, reps, perm, design_a.n_units, unit)
+
+
+def _sub(x: float, y: float) -> float:
+    return float(x - y) if np.isfinite(x) and np.isfinite(y) else float("nan")
+
+
+def _bootstrap_diffs(
+    cfg: TaskConfig, da: Design, db: Design, n_boot: int, seed: int
+) -> dict[str, np.ndarray]:
+    names = list(derive(da.point(), cfg.k_values))
+    if n_boot <= 0 or da.n_units == 0:
+        return {k: np.empty(0) for k in names}
+    out = {k: np.full(n_boot, np.nan) for k in names}
+    sums = {(n, side): d.levels[n].unit_sums(d.n_units) for n, lv in da.levels.items() if lv.single and lv.n
+            for side, d in (("a", da), ("b", db))}  # fmt: skip
+    for rows, counts in iter_count_chunks(da, n_boot, seed):
+        ma: dict[str, np.ndarray] = {}
+        mb: dict[str, np.ndarray] = {}
+        for name in da.levels:
+            ma.update(level_replicates(da.levels[name], counts, da.n_units, sums.get((name, "a"))))
+            mb.update(level_replicates(db.levels[name], counts, db.n_units, sums.get((name, "b"))))
+        ra, rb = derive(ma, cfg.k_values), derive(mb, cfg.k_values)
+        for k in ra:
+            out[k][rows] = ra[k] - rb[k]
+    return out
+
+
+def _permutation_diffs(cfg: TaskConfig, da: Design, db: Design, cross: Mapping[tuple[int, int], Level],
+                       n_perm: int, seed: int) -> dict[str, np.ndarray]:  # fmt: skip
+    names = list(derive(da.point(), cfg.k_values))
+    if n_perm <= 0 or da.n_units == 0:
+        return {k: np.empty(0) for k in names}
+    out = {k: np.full(n_perm, np.nan) for k in names}
+    rng = np.random.default_rng([seed, 1])  # independent of the bootstrap draws, same on every machine
+    width = max([da.n_units, *(lv.n for lv in da.levels.values())])
+    for rows, flips in _flip_chunks(rng, da.n_units, n_perm, width):
+        ma: dict[str, np.ndarray] = {}
+        mb: dict[str, np.ndarray] = {}
+        for name, la in da.levels.items():
+            if la.n == 0:
+                continue
+            sa, sb = _swapped_means(
+                la, db.levels[name], flips, da.n_units, cross if name == "pairs" else None
+            )
+            ma.update(sa)
+            mb.update(sb)
+        ra, rb = derive(ma, cfg.k_values), derive(mb, cfg.k_values)
+        for k in ra:
+            out[k][rows] = ra[k] - rb[k]
+    return out
+
+
+def _swapped_means(la: Level, lb: Level, flips: np.ndarray, n_units: int,
+                   cross: Mapping[tuple[int, int], Level] | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+    """Means of the two pseudo-systems for each permutation (rows of ``flips``), one metric at a time.
+
+    Single-unit levels swap per-unit sums (A' = ΣA + Σ_swapped (B − A)); a two-unit pair scores each
+    side from the system its own unit kept, via the ``cross`` levels."""
+    f = flips.astype(np.float64)
+    if la.single:
+        (sa, tot), (sb, _) = la.unit_sums(n_units), lb.unit_sums(n_units)
+        total = tot.sum()
+        out_a = {k: (sa[k].sum() + (f * (sb[k] - sa[k])[None, :]).sum(axis=1)) / total for k in sa}
+        out_b = {k: (sb[k].sum() - (f * (sb[k] - sa[k])[None, :]).sum(axis=1)) / total for k in sa}
+        return out_a, out_b
+    base = np.ones(la.n) if la.base is None else la.base
+    s1, s2 = flips[:, la.units[:, 0]].astype(bool), flips[:, la.units[:, 1]].astype(bool)
+    table = {(0, 0): la, (1, 1): lb, **(cross or {})}  # (source of side a, source of side b)
+    out_a, out_b = {}, {}
+    for k in la.values:
+        va, vb = np.zeros(s1.shape), np.zeros(s1.shape)
+        for (x, y), level in table.items():
+            mask = (s1 == bool(x)) & (s2 == bool(y))
+            va[mask] = np.broadcast_to(level.values[k], s1.shape)[mask]
+            vb[mask] = np.broadcast_to(table[(1 - x, 1 - y)].values[k], s1.shape)[mask]
+        out_a[k], out_b[k] = (va * base).sum(axis=1) / base.sum(), (vb * base).sum(axis=1) / base.sum()
+    return out_a, out_b
+
+
+def p_value(observed: float, perm: np.ndarray) -> float:
+    """Two-sided permutation p-value (1 + #{|Δ*| ≥ |Δ|}) / (1 + R); NaN when undefined."""
+    perm = np.asarray(perm, dtype=np.float64)
+    perm = perm[~np.isnan(perm)]
+    if not np.isfinite(observed) or perm.size == 0:
+        return float("nan")
+    tol = 1e-12 * max(1.0, abs(observed))
+    return float((1 + np.count_nonzero(np.abs(perm) >= abs(observed) - tol)) / (1 + perm.size))
+
+
+# -- report ---------------------------------------------------------------------------------------------
+
+
+def _metric_rows(a: dict, b: dict, diff: dict, reps: dict, perm: dict,
+                 higher: Mapping[str, bool]) -> dict[str, dict[str, Any]]:  # fmt: skip
+    out = {}
+    for k in diff:
+        lo, hi = percentile_ci(reps.get(k, np.empty(0)))
+        p = p_value(diff[k], perm.get(k, np.empty(0)))
+        better = None
+        if np.isfinite(diff[k]) and diff[k] != 0:
+            better = "a" if (diff[k] > 0) == higher.get(k, True) else "b"
+        out[k] = {"a": a[k], "b": b[k], "diff": diff[k], "diff_ci": [lo, hi], "p_value": p,
+                  "significant": bool(np.isfinite(p) and p < ALPHA), "better": better}  # fmt: skip
+    return out
+
+
+def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks: Sequence[str] | None = None,
+                    n_boot: int = 1000, n_perm: int = 1000, seed: int = 0, unit: str | None = None,
+                    dataset_path: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """The comparison of two results files (JSON-able; keys documented in docs/results.md)."""
+    names = common_tasks(res_a, res_b, tasks)
+    out: dict[str, Any] = {"a": _system(res_a), "b": _system(res_b), "tasks": {}, "groups": {},
+                           "settings": {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "alpha": ALPHA,
+                                        "test": "two-sided paired randomization (unit swaps)",
+                                        "ci": "clustered paired percentile bootstrap"}}  # fmt: skip
+    paired: dict[str, PairedTask] = {}
+    for t in names:
+        data = _task_data(res_a, t, dataset_path)
+        u = unit or _recorded_unit(res_a, res_b, t)
+        paired[t] = paired_task(data.cfg, data, aligned_ranks(res_a, t, data), aligned_ranks(res_b, t, data),
+                                unit=u, n_boot=n_boot, n_perm=n_perm, seed=seed)  # fmt: skip
+        pt = paired[t]
+        out["tasks"][t] = {"pair_type": pt.cfg.pair_type, "unit": pt.unit, "n_units": pt.n_units,
+                           "n_pairs": len(data.pairs.pair_a),
+                           "metrics": _metric_rows(pt.a, pt.b, pt.diff, pt.reps, pt.perm,
+                                                   pt.cfg.higher_is_better())}  # fmt: skip
+    for pair_type in ("syntactic", "error"):
+        members = [t for t in names if paired[t].cfg.pair_type == pair_type]
+        if members:
+            out["groups"][pair_type] = _group(members, paired)
+    return out
+
+
+def _group(members: list[str], paired: Mapping[str, PairedTask]) -> dict[str, Any]:
+    """Equal-weight mean over tasks of one pair type, replicate by replicate (tasks are independent)."""
+    keys = [k for k in paired[members[0]].diff if all(k in paired[t].diff for t in members)]
+    mean = {
+        f: {k: float(np.mean([getattr(paired[t], f)[k] for t in members])) for k in keys}
+        for f in ("a", "b", "diff")
+    }
+    stack = {
+        f: {k: np.mean(np.stack([getattr(paired[t], f)[k] for t in members]), axis=0) for k in keys}
+        for f in ("reps", "perm")
+    }
+    higher = paired[members[0]].cfg.higher_is_better()
+    return {"tasks": members, "metrics": _metric_rows(mean["a"], mean["b"], mean["diff"], stack["reps"],
+                                                      stack["perm"], higher)}  # fmt: skip
+
+
+def _recorded_unit(res_a: Mapping[str, Any], res_b: Mapping[str, Any], task: str) -> str:
+    ua = res_a["results"][task].get("bootstrap_unit")
+    ub = res_b["results"][task].get("bootstrap_unit")
+    return ua if ua is not None and ua == ub else DEFAULT_UNIT
+
+
+def _system(res: Mapping[str, Any]) -> dict[str, Any]:
+    config = res.get("config") or {}
+    return {"model": config.get("model"), "model_info": config.get("model_info")}
+
+
+def compare_markdown(report: Mapping[str, Any], metrics: Sequence[str] | None = None) -> str:
+    """One table per task and group: A, B, A − B with its 95% CI and p (×100 except p)."""
+    a, b = report["a"]["model"], report["b"]["model"]
+    lines = [f"## {a} (A) vs {b} (B)", "", f"A − B in %, 95% clustered paired bootstrap CI; p: two-sided paired "
+             f"randomization test ({report['settings']['n_perm']} permutations); * = p < {ALPHA}.", ""]  # fmt: skip
+    sections = [*((f"task {t}", e) for t, e in report["tasks"].items()),
+                *((f"group {g} (mean over {len(e['tasks'])} domains)", e) for g, e in report["groups"].items())]  # fmt: skip
+    for title, entry in sections:
+        unit = f", unit {entry['unit']} ({entry['n_units']} units)" if "unit" in entry else ""
+        lines += [
+            f"### {title}{unit}",
+            "",
+            "| metric | A | B | A − B [95% CI] | p |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for k, row in entry["metrics"].items():
+            if metrics and k not in metrics:
+                continue
+            star = " *" if row["significant"] else ""
+            ci = row["diff_ci"]
+            ci_text = (
+                f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci[0] is not None and np.isfinite(ci[0]) else ""
+            )
+            lines.append(f"| {k} | {_pct(row['a'])} | {_pct(row['b'])} | {_pct(row['diff'])}{ci_text} | "
+                         f"{row['p_value']:.4f}{star} |")  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None or not np.isfinite(v) else f"{100 * v:.2f}"

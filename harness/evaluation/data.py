@@ -1,0 +1,289 @@
+"""Load a task's rows and corpus with ``datasets`` and turn them into pairs the metrics consume.
+
+Paths: a local folder whose dataset card lists ``configs:`` (``pqb_dataset/`` in a checkout, or a
+test's temp folder) or a Hub id + revision. A config that is absent raises
+:class:`~pqb.harness.errors.DatasetNotFoundError`, which the evaluator turns into a recorded skip; a
+dataset that is unreachable as a whole, a damaged parquet file or a missing split raise errors that
+stop the run with a one-line message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pqb.harness.errors import DataError, DatasetNotFoundError, DatasetUnavailableError, TaskConfigError
+from pqb.harness.retrievers.base import Corpus
+
+log = logging.getLogger(__name__)
+
+
+def _is_local(path: str) -> bool:
+    return Path(path).expanduser().exists()
+
+
+def _local_cache_dir(path: str) -> str:
+    """A ``datasets`` cache folder keyed by the local dataset's file contents.
+
+    ``datasets`` keys its cache on the folder *name* and card, not the parquet bytes, so after a
+    rebuild (or a test's folder of the same name) it would serve stale rows. Hashing the files
+    (README + data/) gives each distinct build its own cache.
+    """
+    from pqb.dataset import settings
+    from pqb.dataset.io import sha256_file
+
+    root = Path(path).expanduser()
+    h = hashlib.sha256()
+    for f in sorted(
+        p for p in root.rglob("*") if p.is_file() and (p.name == "README.md" or "data" in p.parts)
+    ):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(sha256_file(f).encode())
+    return str(settings.PQB_CACHE_DIR / "datasets" / h.hexdigest()[:16])
+
+
+def config_names(path: str, revision: str | None = None, *, strict: bool = False) -> list[str]:
+    """Config names the dataset declares; ``[]`` if the dataset itself cannot be found.
+
+    With ``strict`` an unreachable dataset raises :class:`DatasetUnavailableError` saying why (no
+    local folder, Hub offline or unreachable) instead of looking like a dataset without configs.
+    """
+    import datasets
+
+    try:
+        return list(datasets.get_dataset_config_names(path, revision=None if _is_local(path) else revision))
+    except Exception as exc:  # datasets raises several types for "not found"/offline
+        log.debug("no configs for %s: %s", path, exc)
+        if strict:
+            raise DatasetUnavailableError(_unavailable_message(path, exc)) from exc
+        return []
+
+
+def _unavailable_message(path: str, exc: Exception) -> str:
+    from pqb.dataset import settings
+
+    if _is_local(path):
+        why = f"the local folder {path!r} is not a dataset ({type(exc).__name__}: {_first_line(exc)})"
+    elif settings.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        why = f"{path!r} is not a local folder and the Hub is offline (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE)"
+    else:
+        why = f"{path!r} is not a local folder and the Hub did not serve it ({type(exc).__name__}: {_first_line(exc)})"
+    return (
+        f"dataset unavailable: {why}; build it locally (pqb-build all --domain <domain>, which writes "
+        f"{settings.PQB_DATASET_DIR}) or pass --dataset_path <folder or reachable Hub id>"
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def _card_data_files(root: Path, name: str) -> list[Path]:
+    """Parquet files the dataset card of a local folder lists for config ``name`` (``[]`` if none)."""
+    import yaml
+
+    text = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
+    if not text.startswith("---"):
+        return []
+    card = yaml.safe_load(text.split("---", 2)[1]) or {}
+    for cfg in card.get("configs") or []:
+        if cfg.get("config_name") == name:
+            files = cfg.get("data_files") or []
+            paths = [f["path"] if isinstance(f, dict) else f for f in files]
+            return [root / q for p in paths for q in ([p] if isinstance(p, str) else p)]
+    return []
+
+
+def check_parquet_files(path: str, name: str) -> None:
+    """Raise :class:`DataError` naming the file if a local config's parquet is unreadable or empty.
+
+    Reads footers only (cheap), so a truncated or 0-row file is reported by its path before
+    ``datasets`` turns it into a generation traceback. Missing files are left to the loader.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for f in _card_data_files(Path(path).expanduser(), name):
+        if not f.is_file():
+            continue
+        try:
+            n_rows = pq.read_metadata(f).num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise DataError(
+                f"{f}: damaged parquet file of config {name!r} ({_first_line(exc)}); "
+                "rebuild the dataset (pqb-build all --domain <domain>) or restore the file"
+            ) from exc
+        if n_rows == 0:
+            raise DataError(
+                f"{f}: parquet file of config {name!r} has 0 rows; rebuild the dataset "
+                "(pqb-build all --domain <domain>) or restore the file"
+            )
+
+
+def load_config(
+    path: str, name: str, *, split: str | None = "test", revision: str | None = None, split_from: str = ""
+) -> Any:
+    """One config as a ``datasets.Dataset``. ``split=None`` takes the config's only split.
+
+    A ``split`` the config does not have is an error (never a silent fall-back to another split);
+    ``split_from`` says where the split was set (``tasks/x.yaml:5``) for the message.
+    """
+    import datasets
+
+    if name not in config_names(path, revision):
+        raise DatasetNotFoundError(
+            f"dataset config {name!r} not found in {path!r}; build it (pqb-build all --domain ...) "
+            f"or pass --dataset_path <folder or Hub id> that has it"
+        )
+    if _is_local(path):
+        check_parquet_files(path, name)
+    try:
+        if _is_local(path):
+            ds = datasets.load_dataset(path, name, cache_dir=_local_cache_dir(path))
+        else:
+            ds = datasets.load_dataset(path, name, revision=revision)
+    except FileNotFoundError as exc:  # declared in the card, files absent (e.g. a local-only release config)
+        raise DatasetNotFoundError(
+            f"dataset config {name!r} is declared in {path!r} but its data files are missing "
+            f"({str(exc).split(' with any supported extension')[0]}); build it first "
+            "(release configs: pqb-build release --domain <d> [--meta <meta file>])"
+        ) from exc
+    except datasets.exceptions.DatasetGenerationError as exc:
+        raise DataError(
+            f"config {name!r} of {path!r} cannot be read ({_first_line(exc.__cause__ or exc)}); "
+            "rebuild or re-download the dataset"
+        ) from exc
+    if split is None:
+        if len(ds) == 1:
+            return next(iter(ds.values()))
+        raise DataError(f"config {name!r} of {path!r} has splits {sorted(ds)}; name one")
+    if split not in ds:
+        where = f" (set at {split_from})" if split_from else ""
+        raise TaskConfigError(
+            f"test_split {split!r}{where} is not a split of config {name!r} in {path!r}; "
+            f"its splits are {sorted(ds)}: set test_split to one of them"
+        )
+    return ds[split]
+
+
+def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> Corpus:
+    """A :class:`Corpus` sorted by id (the tie order); duplicate ids are an error, not a silent drop."""
+    ids = list(ids)
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5] if len(ids) < 10_000 else ["..."]
+        raise DataError(f"corpus has duplicate document ids, e.g. {dup}")
+    order = np.argsort(np.asarray(ids, dtype=object), kind="stable")
+    ids_s = tuple(ids[i] for i in order)
+    titles_s = tuple(titles[i] or "" for i in order)
+    texts_s = tuple(texts[i] or "" for i in order)
+    return Corpus(ids_s, titles_s, texts_s)
+
+
+def load_corpus(path: str, name: str, *, revision: str | None = None) -> Corpus:
+    ds = load_config(path, name, split=None, revision=revision)
+    return build_corpus(ds["id"], ds["title"], ds["text"])
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Queries of one task and how they pair up.
+
+    ``queries[i]`` is a query text with ``targets[i]`` (an ASIN) and ``row_index[i]`` (its row);
+    ``pair_a[j]``, ``pair_b[j]`` index ``queries`` for pair j. For error tasks side a is clean.
+    """
+
+    queries: tuple[str, ...]
+    targets: tuple[str, ...]
+    query_ids: tuple[str, ...]
+    row_index: np.ndarray
+    pair_a: np.ndarray
+    pair_b: np.ndarray
+    pair_ids: tuple[str, ...]
+    groups: tuple[str, ...]
+    """Target ASIN per pair (for the authors' per-ASIN macro average)."""
+    n_malformed: int = 0
+    users: tuple[str, ...] = ()
+    """User id per query (the ``user`` bootstrap unit)."""
+    query_pair_ids: tuple[str, ...] = ()
+    """Per query, the pair group it belongs to (syntactic: its ``pair_id``; error: its row id): the
+    ``pair`` bootstrap unit of per-query metrics."""
+
+
+def _usable(row: dict[str, Any]) -> bool:
+    return bool((row.get("query") or "").strip()) and bool(row.get("asin"))
+
+
+def syntactic_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
+    """Every row is a query; pairs are all unordered cross-user pairs of rows sharing ``pair_id``."""
+    good = [i for i, r in enumerate(rows) if _usable(r)]
+    by_pair: dict[str, list[int]] = {}
+    for pos, i in enumerate(good):
+        by_pair.setdefault(rows[i]["pair_id"], []).append(pos)
+    a, b, pids, groups = [], [], [], []
+    for pid in sorted(by_pair):
+        for x, y in combinations(by_pair[pid], 2):
+            if rows[good[x]]["user_id"] != rows[good[y]]["user_id"]:
+                a.append(x), b.append(y), pids.append(pid), groups.append(rows[good[x]]["asin"])
+    return PairSet(
+        queries=tuple(rows[i]["query"] for i in good),
+        targets=tuple(rows[i]["asin"] for i in good),
+        query_ids=tuple(rows[i]["id"] for i in good),
+        row_index=np.asarray(good, dtype=np.int64),
+        pair_a=np.asarray(a, dtype=np.int64),
+        pair_b=np.asarray(b, dtype=np.int64),
+        pair_ids=tuple(pids),
+        groups=tuple(groups),
+        n_malformed=len(rows) - len(good),
+        users=tuple(str(rows[i]["user_id"]) for i in good),
+        query_pair_ids=tuple(str(rows[i]["pair_id"]) for i in good),
+    )
+
+
+def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
+    """Rows with a non-null ``error_query``: queries are [clean..., error...]; pair j = (j, n + j)."""
+    good = [i for i, r in enumerate(rows) if _usable(r) and r.get("error_query") is not None]
+    malformed = sum(
+        1
+        for r in rows
+        if not _usable(r) or (r.get("error_query") is not None and not r["error_query"].strip())
+    )
+    good = [i for i in good if rows[i]["error_query"].strip()]
+    n = len(good)
+    clean = [rows[i]["query"] for i in good]
+    err = [rows[i]["error_query"] for i in good]
+    targets = tuple(rows[i]["asin"] for i in good)
+    ids = [rows[i]["id"] for i in good]
+    return PairSet(
+        queries=tuple(clean + err),
+        targets=targets + targets,
+        query_ids=tuple(ids + [f"{i}_error" for i in ids]),
+        row_index=np.asarray(good + good, dtype=np.int64),
+        pair_a=np.arange(n, dtype=np.int64),
+        pair_b=np.arange(n, 2 * n, dtype=np.int64),
+        pair_ids=tuple(ids),
+        groups=targets,
+        n_malformed=malformed,
+        users=tuple(str(rows[i]["user_id"]) for i in good) * 2,
+        query_pair_ids=tuple(ids + ids),
+    )
+
+
+def edit_count(row: dict[str, Any]) -> int | None:
+    """Number of recorded edits of an error row; ``None`` when the row has an error query but no edits
+    (unknown, e.g. an import whose edits could not be recovered) — never silently 0."""
+    edits = row.get("error_edits") or []
+    return len(edits) if edits or row.get("error_query") is None else None
+
+
+def edit_mechanisms(row: dict[str, Any]) -> list[str]:
+    """Distinct mechanisms of a row's edits, sorted (a pair counts once per mechanism)."""
+    return sorted({str(e.get("mechanism")) for e in (row.get("error_edits") or [])})

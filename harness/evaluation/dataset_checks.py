@@ -1,0 +1,71 @@
+"""The dataset checks ``pqb-harness validate`` prints and ``pqb-harness run`` enforces: one function.
+
+:func:`check_task_dataset` applies the schema (:func:`pqb.dataset.schema.validate_table`), PQB's row
+invariants (:func:`pqb.dataset.schema.check_rows`) and two rules the evaluator itself depends on: a
+config is not empty, and in a built (non-release) rows config every ``pair_id`` has at least two
+rows (a one-row pair silently contributes no syntactic pair). The authors' release legitimately
+has one-record ASINs, so it is exempt, as it is from the core-term rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pqb.dataset.schema import ValidationReport, check_rows, config_kind, validate_table
+
+
+def check_task_dataset(
+    rows_ds: Any, rows_name: str, corpus_ds: Any | None, corpus_name: str, *, corpus_missing: str = ""
+) -> ValidationReport:
+    """Every violation of a task's rows config and its corpus (``corpus_ds=None``: not loaded).
+
+    ``corpus_missing`` (the reason the corpus could not be loaded) is reported as a violation when
+    given. Row invariants are checked only when the rows table has its schema's columns, so a
+    missing column is one clear violation instead of a ``KeyError``.
+    """
+    release = config_kind(rows_name)[1] == "release"
+    report = ValidationReport()
+    report.extend(validate_table(rows_ds.data.table, "release" if release else "rows", rows_name))
+    _check_not_empty(report, rows_ds, rows_name)
+    corpus_ids = None
+    if corpus_ds is not None:
+        corpus_report = validate_table(corpus_ds.data.table, "corpus", corpus_name)
+        report.extend(corpus_report)
+        _check_not_empty(report, corpus_ds, corpus_name)
+        if "id" in corpus_ds.column_names:
+            corpus_ids = set(corpus_ds["id"])
+    elif corpus_missing:
+        report.add(corpus_name, None, "missing_corpus", corpus_missing)
+    if any(v.rule == "missing_column" and v.config == rows_name for v in report.violations):
+        return report
+    rows = rows_ds.to_list()
+    report.extend(check_rows(rows, config=rows_name, require_core_terms=not release, corpus_ids=corpus_ids))
+    if not release:
+        _check_complete_pairs(report, rows, rows_name)
+    return report
+
+
+def _check_not_empty(report: ValidationReport, ds: Any, name: str) -> None:
+    if len(ds) == 0:
+        report.add(name, None, "empty_config", "the config has 0 rows")
+
+
+def _check_complete_pairs(report: ValidationReport, rows: list[dict[str, Any]], name: str) -> None:
+    first: dict[str, int] = {}
+    count: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        first.setdefault(r["pair_id"], i)
+        count[r["pair_id"]] = count.get(r["pair_id"], 0) + 1
+    for pid, n in count.items():
+        if n < 2:
+            report.add(
+                name, first[pid], "pair_singleton", f"pair {pid!r} has 1 row; a syntactic pair needs 2"
+            )
+
+
+def violation_lines(report: ValidationReport, max_lines: int = 50) -> list[str]:
+    """The first ``max_lines`` violations as lines, plus a ``... N more`` line when cut."""
+    lines = [str(v) for v in report.violations[:max_lines]]
+    if len(report.violations) > max_lines:
+        lines.append(f"... {len(report.violations) - max_lines} more")
+    return lines

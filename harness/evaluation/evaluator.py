@@ -1,0 +1,501 @@
+"""Evaluate one retriever on a list of tasks: load data, rank each distinct query once, score metrics.
+
+Flow (each step one short function)::
+
+    load_tasks          rows + corpus of every task, validated (check_task_dataset) before any
+                        ranking; absent configs are recorded skips, violations stop the run
+    rank per task       tasks ordered by corpus: one index per (model, corpus), built lazily and
+                        cached on disk; run cache first, then chunked scoring
+    compute_task        per-pair/per-query metric arrays -> means, bootstrap CIs, breakdowns, samples
+    on_task             called as each task finishes, so the caller can checkpoint it
+
+Scores are computed ``chunk`` queries at a time, so an (n_queries × n_docs) matrix never exists
+for a large corpus.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pqb.dataset import settings
+from pqb.dataset.io import stable_hash
+from pqb.dataset.progress import bar
+from pqb.dataset.schema import ValidationReport
+from pqb.harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
+from pqb.harness.evaluation import metrics as M
+from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
+from pqb.harness.evaluation.data import (
+    PairSet,
+    build_corpus,
+    config_names,
+    edit_count,
+    edit_mechanisms,
+    error_pairs,
+    load_config,
+    syntactic_pairs,
+)
+from pqb.harness.evaluation.dataset_checks import check_task_dataset, violation_lines
+from pqb.harness.evaluation.design import derive, effective_unit, task_design
+from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
+from pqb.harness.evaluation.run_cache import RankEntry, RunCache
+from pqb.harness.retrievers.base import Corpus, Retriever, topk_stable
+from pqb.harness.task_registry import TaskConfig
+
+log = logging.getLogger(__name__)
+
+MAX_SCORE_CELLS = 32_000_000
+"""Upper bound on chunk × n_docs float32 cells scored at once (~128 MB)."""
+
+
+@dataclass
+class TaskData:
+    cfg: TaskConfig
+    rows: list[dict[str, Any]]
+    pairs: PairSet
+    dataset_path: str
+    fingerprint: str
+    """Content hash of every column of the evaluated rows (after ``limit``)."""
+    corpus: Corpus
+
+
+@dataclass
+class TaskOutcome:
+    """Everything the results writer needs about one task."""
+
+    cfg: TaskConfig
+    metrics: dict[str, float]
+    ci: dict[str, tuple[float, float]]
+    replicates: dict[str, np.ndarray]
+    counts: dict[str, int]
+    breakdown: dict[str, Any] | None
+    samples: list[dict[str, Any]]
+    trec: list[str]
+    dataset: dict[str, Any]
+    unit: str = DEFAULT_UNIT
+    """The bootstrap unit the CIs resampled."""
+    ranks: np.ndarray | None = None
+    """Rank of every query's target (``inf`` = unranked), in ``query_ids`` order: kept in the results
+    file so ``compare`` can pair two systems query by query."""
+    query_ids: list[str] = field(default_factory=list)
+    qrels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EvaluationOutput:
+    outcomes: dict[str, TaskOutcome] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+# -- data -----------------------------------------------------------------------------------------------
+
+
+def load_tasks(
+    tasks: Sequence[TaskConfig], dataset_path: str | None = None, limit: int | None = None
+) -> tuple[dict[str, TaskData], dict[str, str]]:
+    """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
+
+    Every rows config and corpus is validated with :func:`check_task_dataset` (the ``validate``
+    checks) on its full content, before ``limit`` cuts the rows; any violation in any task raises
+    :class:`DatasetInvalidError` listing them all, so nothing is evaluated on broken data. A dataset
+    unreachable as a whole stops the run; an absent config is a recorded skip.
+    """
+    for path, rev in sorted(
+        {(dataset_path or c.resolved_dataset_path(), c.dataset_revision) for c in tasks}, key=str
+    ):
+        config_names(path, rev, strict=True)
+    loader = _CheckedLoader()
+    loaded: dict[str, TaskData] = {}
+    skipped: dict[str, str] = {}
+    for cfg in bar(tasks, desc="loading tasks", unit="task", leave=False, dynamic_ncols=True):
+        path = dataset_path or cfg.resolved_dataset_path()
+        try:
+            got = loader.load(cfg, path)
+        except DatasetNotFoundError as exc:
+            log.warning("skipping %s: %s", cfg.task, exc)
+            skipped[cfg.task] = str(exc)
+            continue
+        if got is not None:
+            loaded[cfg.task] = _task_data(cfg, path, *got, limit=limit)
+    if not loader.report.ok:
+        rules = dict(sorted(loader.report.by_rule().items()))
+        raise DatasetInvalidError(
+            f"the dataset has {len(loader.report.violations)} violation(s) {rules} (listed above); nothing was "
+            "evaluated. Rebuild it (pqb-build all --domain <domain>) or fix the files "
+            "(pqb-harness validate prints the same report)",
+            details=violation_lines(loader.report),
+        )
+    return loaded, skipped
+
+
+class _CheckedLoader:
+    """Loads each (rows config, corpus) once, validates it once, and collects every violation."""
+
+    def __init__(self) -> None:
+        self.report = ValidationReport()
+        self._seen: dict[tuple, tuple[list[dict[str, Any]], Corpus] | None] = {}
+
+    def load(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
+        """(all rows, corpus), or ``None`` when the data broke a rule (recorded in ``report``)."""
+        key = (path, cfg.dataset_name, cfg.test_split, cfg.corpus, cfg.dataset_revision)
+        if key not in self._seen:
+            self._seen[key] = self._load_checked(cfg, path)
+        return self._seen[key]
+
+    def _load_checked(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
+        rows_ds = load_config(path, cfg.dataset_name, split=cfg.test_split, revision=cfg.dataset_revision,
+                              split_from=cfg.location("test_split"))  # fmt: skip
+        corpus_ds = load_config(path, cfg.corpus, split=None, revision=cfg.dataset_revision)
+        report = check_task_dataset(rows_ds, cfg.dataset_name, corpus_ds, cfg.corpus)
+        if not report.ok:
+            self.report.violations.extend(report.violations)
+            return None
+        return rows_ds.to_list(), build_corpus(corpus_ds["id"], corpus_ds["title"], corpus_ds["text"])
+
+
+def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
+               limit: int | None) -> TaskData:  # fmt: skip
+    rows = rows[:limit] if limit is not None else rows
+    pairs = syntactic_pairs(rows) if cfg.pair_type == "syntactic" else error_pairs(rows)
+    if pairs.n_malformed:
+        log.warning(
+            "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed
+        )
+    return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus)
+
+
+def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
+    """Corpus index of each target id; ``-1`` where the target is not in the corpus."""
+    pos = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
+    return np.asarray([pos.get(t, -1) for t in targets], dtype=np.int64)
+
+
+# -- ranking ---------------------------------------------------------------------------------------------
+
+
+class Ranker:
+    """Ranks (text, target) needs for one retriever, one corpus at a time, via the run cache."""
+
+    def __init__(self, retriever: Retriever, *, depth: int, use_cache: bool = True) -> None:
+        self.retriever = retriever
+        self.depth = depth
+        self.use_cache = use_cache
+        self.stats = {"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0, "run_cache_misses": 0}
+        self._indexed: str | None = None
+        self._caches: dict[str, RunCache] = {}
+        self._ranked: dict[str, dict[tuple[str, str], RankEntry]] = {}
+        """This run's entries per corpus: tasks share queries (the error task's clean side is the
+        syntactic task's query), so each is scored once per run even with ``--no_run_cache``."""
+
+    def _ensure_index(self, corpus: Corpus) -> None:
+        if self._indexed != corpus.fingerprint:
+            self.retriever.index(corpus, cache_dir=Path(settings.PQB_CACHE_DIR) / "index")
+            self.stats["index_calls"] += 1
+            self._indexed = corpus.fingerprint
+
+    def rank(self, corpus: Corpus, needs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RankEntry]:
+        """RankEntry for every distinct (query text, target id) in ``needs``."""
+        if corpus.fingerprint not in self._caches:  # read the shards once per corpus, not per task
+            self._caches[corpus.fingerprint] = RunCache(
+                Path(settings.PQB_CACHE_DIR), self.retriever.cache_settings(), corpus.fingerprint, self.depth
+            )
+        cache = self._caches[corpus.fingerprint]
+        ranked = self._ranked.setdefault(corpus.fingerprint, {})
+        unique = sorted(set(needs))
+        found = {key: ranked[key] for key in unique if key in ranked}
+        missing = []
+        for key in unique:
+            if key in found:
+                continue
+            entry = cache.get(*key) if self.use_cache else None
+            if entry is None:
+                missing.append(key)
+            else:
+                found[key] = entry
+                self.stats["run_cache_hits"] += 1
+        self.stats["run_cache_misses"] += len(missing)
+        if missing:
+            self._ensure_index(corpus)
+            new = self._score_missing(corpus, missing)
+            cache.add((t, tgt, e) for (t, tgt), e in new.items())
+            found.update(new)
+        ranked.update(found)
+        return found
+
+    def _score_missing(
+        self, corpus: Corpus, missing: list[tuple[str, str]]
+    ) -> dict[tuple[str, str], RankEntry]:
+        texts = sorted({t for t, _ in missing})
+        by_text: dict[str, list[str]] = {}
+        for t, tgt in missing:
+            by_text.setdefault(t, []).append(tgt)
+        chunk = max(1, min(1024, MAX_SCORE_CELLS // max(1, len(corpus))))
+        out: dict[tuple[str, str], RankEntry] = {}
+        for start in bar(
+            range(0, len(texts), chunk),
+            desc=f"ranking ({len(corpus)} docs)",
+            unit="chunk",
+            leave=False,
+            dynamic_ncols=True,
+        ):
+            out.update(self._rank_chunk(corpus, texts[start : start + chunk], by_text))
+        self.stats["queries_scored"] += len(texts)
+        return out
+
+    def _rank_chunk(self, corpus: Corpus, texts: list[str], by_text: dict[str, list[str]]) -> dict:
+        pos = [i for i, t in enumerate(texts) for _ in by_text[t]]
+        tgt_ids = [tgt for t in texts for tgt in by_text[t]]
+        tgt_idx = target_indices(corpus, tgt_ids)
+        if self.retriever.full_scoring:
+            scores = self.retriever.score(texts)
+            top = topk_stable(scores, self.depth)
+            ranks, ties = target_ranks(scores[pos], tgt_idx)
+        else:
+            top = self.retriever.search(texts, self.depth)
+            ranks, ties = ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), dtype=bool)
+        return {
+            (texts[p], tgt_ids[j]): RankEntry(float(ranks[j]), bool(ties[j]), top.indices[p], top.scores[p])
+            for j, p in enumerate(pos)
+        }
+
+
+# -- metrics --------------------------------------------------------------------------------------------
+
+
+def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.ndarray:
+    """Boolean mask of pairs kept by the authors' cosine gate (all True when the gate is off)."""
+    n = len(pairs.pair_a)
+    if cfg.similarity_gate is None:
+        return np.ones(n, dtype=bool)
+    if embed is None:
+        raise TaskConfigError(
+            f"task {cfg.task!r} sets similarity_gate={cfg.similarity_gate} but no query embedder is "
+            'available: set gate_model to a dense model name (pip install "pqb[neural]")'
+        )
+    q = pairs.queries
+    texts = ([q[i] for i in pairs.pair_a], [q[i] for i in pairs.pair_b])
+    return M.similarity_gate(n, cfg.similarity_gate, texts=texts, embed=embed)
+
+
+def compute_task(data: TaskData, ranks: np.ndarray, *, n_boot: int, seed: int, unit: str = DEFAULT_UNIT,
+                 embed: Callable | None = None,
+                 extra: Mapping[str, np.ndarray] | None = None) -> tuple[dict, dict, dict]:  # fmt: skip
+    """(metric means, CIs, bootstrap replicate means) of one task from per-query ranks.
+
+    Every metric, effectiveness included, gets a CI from one clustered resampling of ``unit``
+    (:mod:`pqb.harness.evaluation.bootstrap`); the ceiling-aware Flip is derived from the same replicates.
+    """
+    cfg, pairs = data.cfg, data.pairs
+    keep = apply_gate(cfg, pairs, embed)
+    design = task_design(cfg, pairs, ranks, unit=unit, keep=keep, extra=extra)
+    values = derive(design.point(), cfg.k_values)
+    if cfg.similarity_gate is not None:
+        values["n_pairs_gated"] = int(keep.sum())  # pairs the cosine gate kept (of n_pairs)
+    values["n_bootstrap_units"] = design.n_units
+    reps = derive(bootstrap_design(design, n_boot=n_boot, seed=seed), cfg.k_values)
+    ci = {k: percentile_ci(v) for k, v in reps.items()}
+    return values, ci, reps
+
+
+def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
+    """Deg@K and MRRdeg (and n) by edit mechanism and by number of edits, for error tasks."""
+    cfg, pairs = data.cfg, data.pairs
+    deg = M.error_degradation(ranks[pairs.pair_a], ranks[pairs.pair_b], cfg.k_values, cfg.rr_cutoff)
+    rows = [data.rows[i] for i in pairs.row_index[pairs.pair_a]]
+    mech_lists = [edit_mechanisms(r) for r in rows]
+    n_edits = [str(n) if (n := edit_count(r)) is not None else "unknown" for r in rows]
+
+    def summarize(mask: np.ndarray) -> dict[str, float | int]:
+        out: dict[str, float | int] = {k: M.mean_or_nan(v[mask]) for k, v in deg.items()}
+        out["n"] = int(mask.sum())
+        return out
+
+    mechs = sorted({m for ms in mech_lists for m in ms})
+    by_mech = {m: summarize(np.asarray([m in ms for ms in mech_lists], dtype=bool)) for m in mechs}
+    by_n = {n: summarize(np.asarray([x == n for x in n_edits], dtype=bool)) for n in sorted(set(n_edits))}
+    return {"mechanism": by_mech, "n_edits": by_n}
+
+
+# -- samples and TREC ------------------------------------------------------------------------------------
+
+
+def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks: np.ndarray) -> list[dict]:
+    """One JSON-able record per query (``--log_samples``)."""
+    cfg, pairs = data.cfg, data.pairs
+    rr = M.reciprocal_rank(ranks, cfg.rr_cutoff)
+    pair_of: dict[int, list[str]] = {}
+    for j, (a, b) in enumerate(zip(pairs.pair_a, pairs.pair_b, strict=True)):
+        for q in (a, b):
+            pair_of.setdefault(int(q), []).append(pairs.pair_ids[j])
+    depth = max(cfg.k_values)
+    out = []
+    for i, q in enumerate(pairs.queries):
+        rec = {
+            "query_id": pairs.query_ids[i],
+            "query": q,
+            "target": pairs.targets[i],
+            "rank": None if not np.isfinite(ranks[i]) else int(ranks[i]),
+            "rr": float(rr[i]),
+            "hits": {str(k): bool(ranks[i] <= k) for k in cfg.k_values},
+            "tie_touches_target": entries[i].tie,
+            "top_k": [corpus.ids[d] for d in entries[i].top_idx[:depth] if d >= 0],
+            "pair_ids": pair_of.get(i, []),
+        }
+        if cfg.pair_type == "error":
+            row = data.rows[int(pairs.row_index[i])]
+            rec["side"] = "clean" if i < len(pairs.pair_a) else "error"
+            rec["mechanisms"] = edit_mechanisms(row)
+            rec["n_edits"] = edit_count(row)
+        out.append(rec)
+    return out
+
+
+def run_file_depth(cfg: TaskConfig) -> int:
+    """Documents per query in TREC runs: ``run_depth``, but never fewer than ``rr_cutoff``, so MRR (which
+    counts ranks up to ``rr_cutoff``) can be recomputed from the run alone (``pqb-harness score``)."""
+    return max(cfg.run_depth, cfg.rr_cutoff or 0)
+
+
+def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_name: str) -> list[str]:
+    """TREC run lines ``qid Q0 docid rank score run`` (top :func:`run_file_depth` per query)."""
+    depth = run_file_depth(data.cfg)
+    lines = []
+    for qid, e in zip(data.pairs.query_ids, entries, strict=True):
+        for r, (d, s) in enumerate(zip(e.top_idx[:depth], e.top_scores, strict=False), start=1):
+            if d >= 0:
+                lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {float(s):.6f} {run_name}")
+    return lines
+
+
+def qrels_lines(data: TaskData) -> list[str]:
+    """TREC qrels ``qid 0 docid 1``: one relevant document (the target) per query."""
+    return [f"{q} 0 {t} 1" for q, t in zip(data.pairs.query_ids, data.pairs.targets, strict=True)]
+
+
+# -- driver ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How finished ranks become a task's scores (shared by ``run`` and ``score``)."""
+
+    n_boot: int | None = None
+    seed: int | None = None
+    unit: str | None = None
+    log_samples: bool = False
+    run_name: str = "pqb"
+    embed: Callable | None = None
+    ties_known: bool = True
+    """False for ranks read from a TREC run: whether a tie touched the target is unknown."""
+    rewrite: Callable[..., list[str]] | None = None
+    """A defense's query rewriter ``(texts, corpus) -> texts``: its correction rate on error tasks is reported."""
+
+
+def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: int | None = None,
+             seed: int | None = None, unit: str | None = None, log_samples: bool = False, run_name: str = "pqb",
+             use_cache: bool = True, embed: Callable | None = None,
+             on_task: Callable[[str, TaskOutcome], None] | None = None) -> EvaluationOutput:  # fmt: skip
+    """Rank and score the tasks of ``loaded`` (from :func:`load_tasks`), one task at a time.
+
+    Tasks are ordered by corpus so each index is built once; ``on_task(name, outcome)`` runs as
+    each task finishes (the CLI writes a checkpoint there, so a killed run keeps its finished tasks).
+    """
+    out = EvaluationOutput()
+    opts = ScoreOptions(
+        n_boot, seed, unit, log_samples, run_name, embed, rewrite=getattr(retriever, "rewrite", None)
+    )
+    depths = [run_file_depth(d.cfg) for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
+    ranker = Ranker(retriever, depth=max([200, *depths]), use_cache=use_cache)
+    for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
+        data = loaded[name]
+        entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
+        es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]
+        out.outcomes[name] = _finish_task(data, es, opts)
+        if on_task is not None:
+            on_task(name, out.outcomes[name])
+    out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
+    return out
+
+
+def bootstrap_settings(cfg: TaskConfig, n_boot: int | None, seed: int | None,
+                       unit: str | None = None) -> tuple[int, int, str]:  # fmt: skip
+    """(replicates, seed, unit) a task's CIs use: the command-line override, else the task's ``bootstrap``.
+
+    The unit is the one actually resampled: the authors' macro variant always resamples ASINs.
+    """
+    return (
+        cfg.bootstrap.get("n_boot", 1000) if n_boot is None else n_boot,
+        cfg.bootstrap.get("seed", 0) if seed is None else seed,
+        effective_unit(cfg, cfg.bootstrap.get("unit", DEFAULT_UNIT) if unit is None else unit),
+    )
+
+
+def rewrite_values(data: TaskData, rewrite: Callable[..., list[str]]) -> dict[str, np.ndarray]:
+    """Per error pair: did the rewriter turn the error query into the clean one (``rewrite_corrected``),
+    and leave the clean query as it was (``rewrite_clean_kept``)? Compared case- and space-insensitively."""
+    pairs = data.pairs
+    if data.cfg.pair_type != "error" or not len(pairs.pair_a):
+        return {}
+
+    def norm(texts: Sequence[str]) -> list[str]:
+        return [" ".join(t.lower().split()) for t in texts]
+
+    clean = norm([pairs.queries[i] for i in pairs.pair_a])
+    fixed = norm(rewrite([pairs.queries[i] for i in pairs.pair_b], data.corpus))
+    kept = norm(rewrite([pairs.queries[i] for i in pairs.pair_a], data.corpus))
+    return {
+        "rewrite_corrected": np.asarray(
+            [f == c for f, c in zip(fixed, clean, strict=True)], dtype=np.float64
+        ),
+        "rewrite_clean_kept": np.asarray(
+            [k == c for k, c in zip(kept, clean, strict=True)], dtype=np.float64
+        ),
+    }
+
+
+def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
+                 counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
+    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts.
+
+    Without ``opts.ties_known`` (ranks read from a run file) ``ties_touch_target`` is not reported.
+    """
+    t0 = time.perf_counter()
+    cfg, pairs, corpus = data.cfg, data.pairs, data.corpus
+    ranks = np.asarray([e.rank for e in es], dtype=np.float64)
+    ties = np.asarray([e.tie for e in es], dtype=bool)
+    boot_n, boot_seed, unit = bootstrap_settings(cfg, opts.n_boot, opts.seed, opts.unit)
+    extra = rewrite_values(data, opts.rewrite) if opts.rewrite is not None else None
+    values, ci, reps = compute_task(data, ranks, n_boot=boot_n, seed=boot_seed, unit=unit, embed=opts.embed,
+                                    extra=extra)  # fmt: skip
+    counts = {
+        "n_pairs": len(pairs.pair_a),
+        "n_queries": len(pairs.queries),
+        "ties_touch_target": int(ties.sum()),
+        "n_targets_missing": int((target_indices(corpus, pairs.targets) < 0).sum()),
+        "n_malformed": pairs.n_malformed,
+        "n_bootstrap_units": values.pop("n_bootstrap_units"),
+        **(counts_extra or {}),
+    }
+    if not opts.ties_known:
+        del counts["ties_touch_target"]
+    if "n_pairs_gated" in values:
+        counts["n_pairs_gated"] = values.pop("n_pairs_gated")
+    log.debug("%s metrics in %.2fs", cfg.task, time.perf_counter() - t0)
+    return TaskOutcome(
+        cfg=cfg, metrics=values, ci=ci, replicates=reps, counts=counts,
+        breakdown=error_breakdown(data, ranks) if cfg.pair_type == "error" else None,
+        samples=task_samples(data, corpus, es, ranks) if opts.log_samples else [],
+        trec=trec_lines(data, corpus, es, opts.run_name) if opts.log_samples else [],
+        dataset={"path": data.dataset_path, "name": cfg.dataset_name, "revision": cfg.dataset_revision,
+                 "fingerprint": data.fingerprint, "corpus": cfg.corpus, "corpus_fingerprint": corpus.fingerprint,
+                 "n_docs": len(corpus)},
+        unit=unit, ranks=ranks, query_ids=list(pairs.query_ids),
+        qrels=qrels_lines(data) if opts.log_samples else [],
+    )  # fmt: skip

@@ -1,0 +1,111 @@
+"""``--overwrite only-missing``: reuse a finished task only when everything that shapes it matches.
+
+A task's *resume key* (:func:`resume_inputs`) is stored in every results file and checkpoint under
+``resume``. It holds the content fingerprints of the evaluated rows and of the corpus, ``--limit``,
+the effective bootstrap settings (replicates, seed and the unit resampled), the model and the settings it scores with, the task settings that
+shape metrics (k_values, rr_cutoff, variants, ...), the pinned tie rule and the harness version. A
+task is reused from the newest earlier file (results or checkpoint of a killed run) whose key is
+equal; otherwise it is recomputed and :func:`plan_resume` says why (the first differing inputs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pqb.harness.evaluation.evaluator import TaskData, bootstrap_settings
+from pqb.harness.retrievers.base import TIE_RTOL
+
+SHAPING_TASK_FIELDS = (
+    "dataset_name", "test_split", "corpus_name", "pair_type", "k_values", "rr_cutoff", "main_score",
+    "metric_list", "macro_average", "similarity_gate", "gate_model", "run_depth", "metadata",
+)  # fmt: skip
+"""TaskConfig fields that change a task's numbers (description and tags do not)."""
+
+
+def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, Any], limit: int | None,
+                  n_boot: int | None, seed: int | None, unit: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """The resume key of one task: JSON-able, compared for equality (see the module docstring)."""
+    from pqb import harness
+
+    boot_n, boot_seed, boot_unit = bootstrap_settings(data.cfg, n_boot, seed, unit)
+    cfg = data.cfg.to_dict()
+    return json.loads(json.dumps({
+        "dataset_fingerprint": data.fingerprint,
+        "corpus_fingerprint": data.corpus.fingerprint,
+        "limit": limit,
+        "bootstrap": {"n_boot": boot_n, "seed": boot_seed, "unit": boot_unit},
+        "model": model,
+        "model_settings": dict(model_settings),
+        "task": {k: cfg[k] for k in SHAPING_TASK_FIELDS},
+        "tie_rule": {"order": "score desc, near-ties by corpus id", "rtol": TIE_RTOL},
+        "harness_version": harness.__version__,
+    }, sort_keys=True, default=str))  # fmt: skip
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, Mapping) and obj:
+        return {k: v for key, val in obj.items() for k, v in _flatten(val, f"{prefix}{key}.").items()}
+    return {prefix.rstrip("."): obj}
+
+
+def mismatch(previous: Mapping[str, Any] | None, now: Mapping[str, Any], limit: int = 3) -> str | None:
+    """``None`` if the keys are equal, else the first differing inputs (``limit: 4 -> None``)."""
+    if previous is None:
+        return "the earlier result has no resume key (written by an older harness)"
+    a, b = _flatten(previous), _flatten(now)
+    diffs = [f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    if not diffs:
+        return None
+    more = f" (+{len(diffs) - limit} more)" if len(diffs) > limit else ""
+    return "; ".join(diffs[:limit]) + more
+
+
+@dataclass
+class PreviousRun:
+    """One earlier results file or checkpoint: its content and, for checkpoints, bootstrap replicates."""
+
+    path: Path
+    data: dict[str, Any]
+    replicates: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+    def as_source(self) -> dict[str, Any]:
+        """The mapping :func:`pqb.harness.results.build_results` copies a reused task from."""
+        return {**self.data, "_path": str(self.path), "_replicates": self.replicates}
+
+
+def load_previous_runs(folder: Path) -> list[PreviousRun]:
+    """Results files and checkpoints in a model folder, newest first (timestamps sort lexically)."""
+    from pqb.harness.results import CHECKPOINT_GLOB, RESULTS_GLOB, load_checkpoint, load_results
+
+    files = [*folder.glob(RESULTS_GLOB), *folder.glob(CHECKPOINT_GLOB)]
+    runs = []
+    for f in sorted(files, key=lambda f: f.name.split("_", 1)[1], reverse=True):
+        if f.name.startswith("checkpoint_"):
+            data, reps = load_checkpoint(f)
+            runs.append(PreviousRun(f, data, reps))
+        else:
+            runs.append(PreviousRun(f, load_results(f)))
+    return runs
+
+
+def plan_resume(keys: Mapping[str, Mapping[str, Any]], runs: Sequence[PreviousRun]
+                ) -> tuple[dict[str, PreviousRun], dict[str, str]]:  # fmt: skip
+    """(task -> run to reuse it from, task -> why it is recomputed) for the tasks in ``keys``."""
+    reuse: dict[str, PreviousRun] = {}
+    why: dict[str, str] = {}
+    for task, key in keys.items():
+        have = [r for r in runs if task in r.data.get("results", {})]
+        match = next((r for r in have if r.data.get("resume", {}).get(task) == key), None)
+        if match is not None:
+            reuse[task] = match
+        elif not have:
+            why[task] = "no earlier result"
+        else:
+            why[task] = f"{mismatch(have[0].data.get('resume', {}).get(task), key)} (vs {have[0].path.name})"
+    return reuse, why
