@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         settings.PQB_CACHE_DIR = Path(tmp) / "cache"
         from pqb.builders import stages
         from pqb.builders.nlp import load_spacy, spacy_model_id
-        from pqb.builders.syntax.parses import ParseCache, parse_texts
+        from pqb.builders.parses import ParseCache, parse_texts
         from pqb.builders.workdir import read_parquet
 
         t = time.perf_counter()

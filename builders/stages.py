@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from pqb.builders.errors import DataError
 from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.parses import parse_texts
 from pqb.builders.reports.attribution import run_attribution, to_markdown
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
 from pqb.builders.source.products import product_row
@@ -44,7 +45,6 @@ from pqb.builders.syntax.gaussian import (
     pooled_prior,
     save_gaussians,
 )
-from pqb.builders.syntax.parses import parse_texts
 from pqb.builders.syntax.rules import rules_of
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.dataset.io import atomic_write_json, atomic_write_text

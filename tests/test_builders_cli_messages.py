@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pqb.builders.cli import main
-from pqb.builders.source.amazon import MAX_TEXT_CHARS
+from pqb.builders.text import MAX_TEXT_CHARS
 
 GOOD = json.dumps({"user_id": "U1", "parent_asin": "P1", "text": "Works well. Love it."}).encode()
 META = json.dumps({"parent_asin": "P1", "title": "Pad", "details": {"Brand": "Acme"}}).encode()

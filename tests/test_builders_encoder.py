@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from pqb.builders.parses import Parsed
 from pqb.builders.syntax.encoder import EncoderConfig, SyntaxEncoder
-from pqb.builders.syntax.parses import Parsed
 from pqb.dataset.io import sha256_file
 
 FAST = EncoderConfig(n_components=8, epochs=3, batch_size=16, seed=0)

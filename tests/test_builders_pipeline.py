@@ -74,9 +74,9 @@ def test_summary_reports_counts_gates_and_skips() -> None:
 def test_no_progress_silences_the_bars_inside_stages(monkeypatch: pytest.MonkeyPatch) -> None:
     import huggingface_hub.utils
 
+    from pqb.builders import parses
     from pqb.builders.nlp import load_spacy
-    from pqb.builders.syntax import parses
-    from pqb.builders.syntax.parses import ParseCache, split_sentences
+    from pqb.builders.parses import ParseCache, split_sentences
     from pqb.dataset import progress
 
     drawn: list[bool | None] = []  # tqdm's disable= for each bar the stage makes (None: on a terminal)
@@ -96,7 +96,7 @@ def test_no_progress_silences_the_bars_inside_stages(monkeypatch: pytest.MonkeyP
 
 
 def test_a_text_over_spacy_max_length_is_a_one_line_error_before_parsing() -> None:
-    from pqb.builders.syntax.parses import ParseCache, TextTooLongError, split_sentences
+    from pqb.builders.parses import ParseCache, TextTooLongError, split_sentences
 
     class TinyNlp:
         def __init__(self) -> None:

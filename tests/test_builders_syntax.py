@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pqb.builders.syntax.parses import _parse
+from pqb.builders.parses import _parse
 from pqb.builders.syntax.rules import RuleVocab, extract_rules
 
 # "The cat sat ." : The -det-> cat -nsubj-> sat (root) <-punct- .

@@ -45,6 +45,7 @@ from typing import Any, BinaryIO
 import yaml
 
 from pqb.builders.errors import DataError, ResourceUnavailableError, UsageError
+from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
 
 SOURCES_YAML = Path(__file__).with_name("sources.yaml")
@@ -70,7 +71,6 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }  # fmt: skip
 """The type each kept field must have (``bool`` never counts as a number); others are read as missing."""
 
-MAX_TEXT_CHARS = 20_000
 """Review texts are cut to at most this many characters. spaCy refuses texts over ``nlp.max_length``
 (1,000,000; E088) and its parser needs about 1 GB per 100,000 characters; 20,000 is twice the longest
 review of the embedded slice (10,205), so real reviews stay whole while one pathological line can

@@ -23,13 +23,13 @@ other (:func:`_candidates`). A value is used only if the document text contains 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from pqb.builders.text import SPACE, TAG, unescape_html
 from pqb.dataset.schema import N_CORE_TERMS, count_term, words
 
 
@@ -80,9 +80,7 @@ _DIGIT = re.compile(r"\d")
 _ASCII_LETTER = re.compile(r"[A-Za-z]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 _NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff]")
-_TAG = re.compile(r"<[^>]+>")
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.I)
-_SPACE = re.compile(r"\s+")
 _DISALLOWED = re.compile(r"[^\w\s\-_/.,:%&+()\[\]'\"#]")
 _MOJIBAKE = {
     "\u00e2\u20ac\u2122": "'", "\u00e2\u20ac\u02dc": "'", "\u00e2\u20ac\u0153": '"', "\u00e2\u20ac\x9d": '"',
@@ -148,20 +146,14 @@ def clean_text(text: Any) -> str:
     """HTML unescape + tag removal, mojibake fixes, URLs and non-Latin scripts removed, symbols → spaces."""
     if text is None:
         return ""
-    s = str(text)
-    for _ in range(3):  # nested escapes like &amp;amp;
-        un = html.unescape(s)
-        if un == s:
-            break
-        s = un
-    s = _TAG.sub(" ", s)
+    s = TAG.sub(" ", unescape_html(str(text)))
     for bad, good in _MOJIBAKE.items():
         s = s.replace(bad, good)
     s = _URL.sub(" ", s)
     s = _CJK.sub(" ", s)
     s = _NON_LATIN.sub(" ", s)
     s = _DISALLOWED.sub(" ", s)
-    return _SPACE.sub(" ", s).strip()
+    return SPACE.sub(" ", s).strip()
 
 
 def _is_slogan(sentence: str) -> bool:
@@ -305,7 +297,7 @@ def clean_attribute_value(raw: Any) -> str | None:
         return None
     value = _PAREN.sub(" ", clean_text(raw))
     value = _SEGMENT.split(value)[0].strip(" .;:-_/\"'()[]#&+%")
-    value = _SPACE.sub(" ", value)
+    value = SPACE.sub(" ", value)
     if not value or _DIGIT.search(value) or _CJK.search(raw):
         return None
     if len(value.split()) > 3 or value.lower() in BAD_VALUES:

@@ -9,18 +9,13 @@ paper's data ~50.
 from __future__ import annotations
 
 import hashlib
-import html
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from pqb.builders.syntax.parses import ParseCache, split_sentences
-
-_BR = re.compile(r"<br\s*/?>", re.I)
-_TAG = re.compile(r"<[^>]+>")
-_SPACE = re.compile(r"\s+")
+from pqb.builders.parses import ParseCache, split_sentences
+from pqb.builders.text import collapse_spaces, strip_tags, unescape_html
 
 LinkMode = Literal["reviewers", "any"]
 
@@ -45,15 +40,7 @@ class UserConfig:
 
 def clean_review_text(text: str) -> str:
     """Spec §3.1 cleaning: repeated HTML unescape, ``<br>`` → space, other tags removed, spaces collapsed."""
-    s = text or ""
-    for _ in range(3):
-        un = html.unescape(s)
-        if un == s:
-            break
-        s = un
-    s = _BR.sub(" ", s)
-    s = _TAG.sub(" ", s)
-    return _SPACE.sub(" ", s).strip()
+    return collapse_spaces(strip_tags(unescape_html(text or "")))
 
 
 def split_bucket(sentence: str, salt: str = UserConfig.split_salt) -> int:

@@ -34,7 +34,7 @@ import torch
 from safetensors.numpy import load_file, save_file
 
 from pqb.builders import linalg
-from pqb.builders.syntax.parses import Parsed, parse_texts
+from pqb.builders.parses import Parsed, parse_texts
 from pqb.builders.syntax.rules import RuleVocab, rules_of
 from pqb.dataset.io import atomic_path, atomic_write_json
 from pqb.dataset.progress import bar

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from pqb.builders.syntax.parses import Parsed
+from pqb.builders.parses import Parsed
 from pqb.dataset.io import atomic_write_text
 
 MIN_TOKENS = 3

@@ -1,1 +1,5 @@
-"""TODO docstring for harness/retrievers/rerankers."""
+"""Rerankers: cross-encoders and pointwise LLM rerankers over any first stage.
+
+Reads: checkpoints by Hub id or local path.
+May import: pqb.dataset, pqb.harness.errors, pqb.harness.registry, pqb.harness.retrievers.
+"""

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from pqb.builders.errors import DataError
 from pqb.builders.nlp import load_spacy, spacy_model_id
-from pqb.builders.source.amazon import MAX_TEXT_CHARS
+from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
 from pqb.dataset.progress import bar
