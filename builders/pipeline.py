@@ -25,9 +25,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from pqb.builders.errors import SourceFileNotFoundError
 from pqb.builders.pairing.pairs import PairConfig
 from pqb.builders.queries.filters import FilterConfig, semantic_available
-from pqb.builders.source.amazon import SourceFileNotFoundError, read_summary
+from pqb.builders.source.amazon import read_summary
 from pqb.builders.workdir import WorkDir
 from pqb.dataset import settings
 from pqb.dataset.progress import enabled as progress_enabled

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pqb.builders.errors import DataError
+from pqb.builders.errors import EmptyInputError, InsufficientDataError
 from pqb.builders.nlp import load_spacy, spacy_model_id
 from pqb.builders.parses import parse_texts
 from pqb.builders.reports.attribution import run_attribution, to_markdown
@@ -90,14 +90,6 @@ THRESHOLD_RULES = {
     "the audit uses only the audit half",
 }
 """How a threshold is computed, in words, for the stage stats and the card."""
-
-
-class InsufficientDataError(DataError, ValueError):
-    """A stage cannot produce its artifacts from this domain's data (too few users or sentences)."""
-
-
-class EmptyInputError(DataError):
-    """A source file yields no usable record (empty, or every line counted bad)."""
 
 
 def _wd(workdir: str | Path, domain: str) -> WorkDir:

@@ -133,3 +133,18 @@ class PublishError(PQBHarnessError, RuntimeError):
     """Pushing results to the Hub failed (network, token, permissions); the local files are kept."""
 
     exit_code = 1
+
+
+class NoResultsError(PQBHarnessError, FileNotFoundError):
+    """No ``results_*.json`` file was found under the paths given to the leaderboard."""
+
+
+class HubPublishError(PQBHarnessError, ValueError):
+    """A file to publish is missing or lies outside the output folder it should be published from."""
+
+
+class ModelNotAvailableError(PQBHarnessError, FileNotFoundError):
+    """A checkpoint could not be loaded: not a local folder, and not obtainable from the Hub here.
+
+    A ``PQBHarnessError``, so ``pqb-harness run`` prints it as one line (what is missing, how to provide it).
+    """

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from pqb.builders.errors import MalformedLineError
 from pqb.builders.source import amazon
 from pqb.builders.source.amazon import (
     HubSource,
     LocalSource,
-    MalformedLineError,
     ReadStats,
     iter_meta,
     iter_reviews,
-    join_reviews_meta,
     resolve_source,
 )
 
@@ -72,20 +71,13 @@ def test_strict_raises_with_location(tmp_path: Path) -> None:
         list(iter_reviews(p, ReadStats(), strict=True))
 
 
-def test_meta_keeps_used_fields_and_joins(tmp_path: Path) -> None:
+def test_meta_keeps_used_fields(tmp_path: Path) -> None:
     p = _write(tmp_path / "meta_Video_Games.jsonl", META, gz=True)
     st = ReadStats()
     meta = {m["parent_asin"]: m for m in iter_meta(p, st)}
     assert set(meta) == {"P1", "P2"} and "images" not in meta["P1"]
     assert st.counts["malformed"] == 1 and st.counts["missing_required"] == 1
     assert st.missing["details"] == 2  # P2 and the no-asin record
-    rev = _write(tmp_path / "Video_Games.jsonl", REVIEWS)
-    from collections import Counter
-
-    c: Counter[str] = Counter()
-    pairs = list(join_reviews_meta(iter_reviews(rev, ReadStats()), meta, c))
-    assert [m["title"] if m else None for _, m in pairs] == ["Pad", "Stick", None]
-    assert c == {"joined": 2, "no_meta": 1}
 
 
 def test_local_source_prefers_plain_then_gz(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pqb.builders.errors import DataError
+from pqb.builders.errors import CorruptFileError, DataError, MalformedLineError
 from pqb.builders.source.amazon import (
     FIELD_TYPES,
     MAX_TEXT_CHARS,
@@ -22,8 +22,6 @@ from pqb.builders.source.amazon import (
     REQUIRED_META_FIELDS,
     REQUIRED_REVIEW_FIELDS,
     REVIEW_FIELDS,
-    CorruptFileError,
-    MalformedLineError,
     ReadStats,
     iter_meta,
     iter_reviews,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from pqb.builders.publish.tables import check_dataset, config_path
+from pqb.builders.publish.layout import config_path
+from pqb.builders.publish.tables import check_dataset
 from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from pqb.builders.errors import MissingInputError
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
-from pqb.builders.writing_errors.profiles import ErrorProfiles, MissingInputError, run_errors
+from pqb.builders.writing_errors.profiles import ErrorProfiles, run_errors
 from pqb.dataset.schema import CHAR_MECHANISMS
 
 FIXES = {"gsme": "game", "controllet": "controller", "grwat": "great", "teh": "the", "realy": "really",

@@ -8,14 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pqb.builders.writing_errors.detection import (
-    CachedCorrector,
-    GecModelNotFoundError,
-    UnknownBackendError,
-    _apply_spans,
-    _detokenize,
-    get_corrector,
-)
+from pqb.builders.errors import GecModelNotFoundError, UnknownBackendError
+from pqb.builders.writing_errors.detection import CachedCorrector, _apply_spans, _detokenize, get_corrector
 
 LABELS = Path(__file__).parent / "data" / "symspell_labels.tsv"
 

@@ -96,7 +96,8 @@ def test_no_progress_silences_the_bars_inside_stages(monkeypatch: pytest.MonkeyP
 
 
 def test_a_text_over_spacy_max_length_is_a_one_line_error_before_parsing() -> None:
-    from pqb.builders.parses import ParseCache, TextTooLongError, split_sentences
+    from pqb.builders.errors import TextTooLongError
+    from pqb.builders.parses import ParseCache, split_sentences
 
     class TinyNlp:
         def __init__(self) -> None:

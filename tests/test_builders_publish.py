@@ -19,7 +19,8 @@ import pytest
 
 from pqb.builders.pairing.pairs import PAIRS_FILE, PairConfig, pair_products
 from pqb.builders.publish.card import dataset_statistics, parse_stats_table
-from pqb.builders.publish.tables import check_dataset, config_path, pseudonymize, publish, push_to_hub
+from pqb.builders.publish.layout import config_path
+from pqb.builders.publish.tables import check_dataset, pseudonymize, publish, push_to_hub
 from pqb.builders.queries.generate import load_candidates, run_generate
 from pqb.builders.queries.realizer import skeleton
 from pqb.builders.syntax.gaussian import RankOneDiagGaussian, save_gaussians

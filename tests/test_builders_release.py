@@ -12,8 +12,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from pqb.builders.publish.layout import config_path
 from pqb.builders.publish.release import core_term_audit, release_rows, run_release
-from pqb.builders.publish.tables import check_dataset, config_path, pseudonymize
+from pqb.builders.publish.tables import check_dataset, pseudonymize
 from pqb.dataset import settings
 
 RELEASE = {

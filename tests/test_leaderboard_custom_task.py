@@ -7,7 +7,7 @@ import pytest
 from pqb_fixtures import make_tiny_dataset
 
 from pqb.harness.cli import main
-from pqb.harness.reporting.leaderboard import load_runs, tidy_frame
+from pqb.harness.reporting.collect import load_runs, tidy_frame
 
 TASK = """task: my_typos_vg
 dataset_name: video_games
@@ -49,7 +49,7 @@ def test_custom_task_is_rendered(results_dir, tmp_path):
 
 
 def test_page_marks_the_significant_cells_it_is_given(results_dir, tmp_path):
-    from pqb.harness.reporting.leaderboard import breakdown_frame
+    from pqb.harness.reporting.collect import breakdown_frame
     from pqb.harness.reporting.page import render_html
 
     runs = load_runs([results_dir])

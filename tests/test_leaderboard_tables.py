@@ -11,6 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pqb.harness import errors
+from pqb.harness.reporting import collect, tables
 from pqb.harness.reporting import leaderboard as lb
 
 # FIXTURES ----------------------------------------------------------------------------------------
@@ -25,13 +27,13 @@ def _json(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def runs() -> list[lb.Run]:
-    return lb.load_runs([DATA])
+def runs() -> list[collect.Run]:
+    return collect.load_runs([DATA])
 
 
 @pytest.fixture(scope="module")
-def tidy(runs: list[lb.Run]) -> pd.DataFrame:
-    return lb.tidy_frame(runs)
+def tidy(runs: list[collect.Run]) -> pd.DataFrame:
+    return collect.tidy_frame(runs)
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +66,8 @@ def _number(cell: str) -> float:
 # TESTS -------------------------------------------------------------------------------------------
 
 
-def test_newest_run_wins_per_model_and_task(runs: list[lb.Run]) -> None:
-    chosen = lb.select_newest(runs)
+def test_newest_run_wins_per_model_and_task(runs: list[collect.Run]) -> None:
+    chosen = collect.select_newest(runs)
     assert chosen[("bm25", "pqb_syntactic_video_games")].path == NEW_BM25.resolve()
     assert chosen[("bm25", "pqb_error_musical_instruments")].path == NEW_BM25.resolve()
 
@@ -80,7 +82,7 @@ def test_task_only_in_older_run_is_kept_and_average_recomputed(tmp_path: Path) -
     (tmp_path / "bm25").mkdir()
     (tmp_path / "bm25" / OLD_BM25.name).write_text(json.dumps(old))
     shutil.copy(NEW_BM25, tmp_path / "bm25" / NEW_BM25.name)
-    tidy = lb.tidy_frame(lb.load_runs([tmp_path]))
+    tidy = collect.tidy_frame(collect.load_runs([tmp_path]))
     avg = tidy[
         (tidy.domain == "average") & (tidy.pair_type == "syntactic") & (tidy.metric == "flip@10")
     ].iloc[0]
@@ -129,7 +131,7 @@ def test_robustness_csv_equals_results_json(written: Path) -> None:
             if row["domain"] == "average"
             else new["results"][f"pqb_error_{row['domain']}"]
         )
-        for metric in lb.ROBUSTNESS_COLUMNS["error"]:
+        for metric in tables.ROBUSTNESS_COLUMNS["error"]:
             assert float(row[metric]) == pytest.approx(100 * block[metric], abs=1e-9)
             assert float(row[f"{metric}_ci_low"]) == pytest.approx(100 * block[f"{metric}_ci"][0], abs=1e-9)
 
@@ -141,7 +143,7 @@ def test_robustness_markdown_equals_results_json(written: Path) -> None:
         "pqb_syntactic_video_games"
     ]
     cells = rows["minilm (stand-in for thenlper/gte-base)"]
-    for cell, metric in zip(cells, lb.ROBUSTNESS_COLUMNS["syntactic"], strict=False):
+    for cell, metric in zip(cells, tables.ROBUSTNESS_COLUMNS["syntactic"], strict=False):
         assert _number(cell) == pytest.approx(round(100 * minilm[metric], 2))
         lo, hi = (100 * x for x in minilm[f"{metric}_ci"])
         assert f"({lo:.2f}–{hi:.2f})" in cell
@@ -149,8 +151,8 @@ def test_robustness_markdown_equals_results_json(written: Path) -> None:
 
 def test_best_bold_worst_underlined_as_in_the_paper(written: Path, tidy: pd.DataFrame) -> None:
     rows = _md_rows((written / "error_robustness.md").read_text(), "### Equal-weight average")
-    table = lb.wide_table(tidy, "error", lb.ROBUSTNESS_COLUMNS["error"])
-    for i, metric in enumerate(lb.ROBUSTNESS_COLUMNS["error"]):
+    table = tables.wide_table(tidy, "error", tables.ROBUSTNESS_COLUMNS["error"])
+    for i, metric in enumerate(tables.ROBUSTNESS_COLUMNS["error"]):
         lowest, highest = table[metric].idxmin(), table[metric].idxmax()
         for name, cells in rows.items():
             model = name.split(" (stand-in")[0]
@@ -160,24 +162,24 @@ def test_best_bold_worst_underlined_as_in_the_paper(written: Path, tidy: pd.Data
 
 def test_mark_extremes_ties_and_single_rows() -> None:
     table = pd.DataFrame({"m": [0.1, 0.1, 0.3]}, index=["a", "b", "c"])
-    assert lb.mark_extremes(table, ["m"], lower_is_better=True) == {
+    assert tables.mark_extremes(table, ["m"], lower_is_better=True) == {
         ("a", "m"): "best",
         ("b", "m"): "best",
         ("c", "m"): "worst",
     }
-    assert lb.mark_extremes(table, ["m"], lower_is_better=False)[("c", "m")] == "best"
-    assert lb.mark_extremes(table.iloc[:1], ["m"], lower_is_better=True) == {}
+    assert tables.mark_extremes(table, ["m"], lower_is_better=False)[("c", "m")] == "best"
+    assert tables.mark_extremes(table.iloc[:1], ["m"], lower_is_better=True) == {}
 
 
 def test_effectiveness_table_beside_robustness(tidy: pd.DataFrame) -> None:
-    eff = lb.effectiveness_table(tidy)
+    eff = tables.effectiveness_table(tidy)
     groups = _json(NEW_BM25)["groups"]
     assert eff.loc["bm25", "syntactic:mrr"] == groups["syntactic"]["mrr"]
     assert eff.loc["bm25", "error:hit@10_clean"] == groups["error"]["hit@10_clean"]
 
 
-def test_breakdown_pooled_rows_weight_domains_by_pairs(runs: list[lb.Run]) -> None:
-    frame = lb.breakdown_frame(runs)
+def test_breakdown_pooled_rows_weight_domains_by_pairs(runs: list[collect.Run]) -> None:
+    frame = collect.breakdown_frame(runs)
     bds = _json(NEW_BM25)["breakdowns"]
     cells = [bds[f"pqb_error_{d}"]["mechanism"]["deletion"] for d in ("musical_instruments", "video_games")]
     pooled = frame[
@@ -200,7 +202,7 @@ def test_breakdown_pooled_rows_weight_domains_by_pairs(runs: list[lb.Run]) -> No
     )
 
 
-def test_stand_in_identity_read_from_nested_weights(runs: list[lb.Run]) -> None:
+def test_stand_in_identity_read_from_nested_weights(runs: list[collect.Run]) -> None:
     minilm = next(r for r in runs if r.model == "minilm")
     assert minilm.weights == "sentence-transformers/all-MiniLM-L6-v2"
     assert minilm.stand_in_for == "thenlper/gte-base"
@@ -212,23 +214,23 @@ def test_same_name_different_weights_are_two_rows(tmp_path: Path) -> None:
         data["config"]["model_info"]["weights"]["model"] = weights
         (tmp_path / f"m{i}").mkdir()
         (tmp_path / f"m{i}" / "results_2026-01-11T09-00-00.000000.json").write_text(json.dumps(data))
-    assert sorted({r.model for r in lb.load_runs([tmp_path])}) == ["minilm [a]", "minilm [b]"]
+    assert sorted({r.model for r in collect.load_runs([tmp_path])}) == ["minilm [a]", "minilm [b]"]
 
 
 def test_no_results_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(lb.NoResultsError, match="No results_"):
-        lb.load_runs([tmp_path])
+    with pytest.raises(errors.NoResultsError, match="No results_"):
+        collect.load_runs([tmp_path])
 
 
 def test_tidy_parquet_round_trips_with_documented_columns(written: Path) -> None:
     frame = pd.read_parquet(written / "leaderboard.parquet")
-    assert list(frame.columns) == [*lb.TIDY_COLUMNS, "selected"]
+    assert list(frame.columns) == [*collect.TIDY_COLUMNS, "selected"]
     assert set(frame.model) == {"bm25", "minilm", "splade-tiny"}
     assert not frame.run_file.str.startswith("/").any()  # no local absolute paths leak into published files
 
 
 def test_wheel_and_fusion_weights_are_labelled_without_local_paths() -> None:
-    from pqb.harness.reporting.leaderboard import model_identity
+    from pqb.harness.reporting.collect import model_identity
 
     minilm = {
         "name": "dense",

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from tiny_models import tiny_bgem3
 
+from pqb.harness.errors import ModelNotAvailableError
 from pqb.harness.registry import create_retriever
 from pqb.harness.retrievers.base import Corpus
-from pqb.harness.retrievers.neural.encoding import ModelNotAvailableError, zscore_rows
+from pqb.harness.retrievers.neural.encoding import zscore_rows
 
 pytestmark = pytest.mark.neural
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from tiny_models import tiny_sentence_transformer
 
+from pqb.harness.errors import ModelNotAvailableError
 from pqb.harness.registry import create_retriever
 from pqb.harness.retrievers.base import Corpus, topk_stable
-from pqb.harness.retrievers.neural.encoding import ModelNotAvailableError
 
 pytestmark = pytest.mark.neural
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from pqb.harness.errors import ModelNotAvailableError
 from pqb.harness.retrievers.base import Corpus
 from pqb.harness.retrievers.hybrid import split_components
 from pqb.harness.retrievers.neural.bgem3 import _max_csr
 from pqb.harness.retrievers.neural.encoding import (
     ArrayCache,
     FirstStageReranker,
-    ModelNotAvailableError,
     auto_batch_size,
     check_loadable,
     document_strings,

@@ -6,12 +6,11 @@ Each subcommand module exposes ``HELP`` (one line), ``add_arguments(parser)`` an
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
 from pqb.builders.cli._common import guarded
-from pqb.dataset.argtypes import OneLineParser
+from pqb.dataset.cli import subcommand_parser
 from pqb.dataset.progress import progress_bars
 
 SUBCOMMANDS: dict[str, str] = {
@@ -31,26 +30,11 @@ SUBCOMMANDS: dict[str, str] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="pqb-build",
-        description="Regenerate the PQB benchmark from Amazon Reviews 2023 (local copy or the Hub).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    return subcommand_parser(
+        "pqb-build",
+        "Regenerate the PQB benchmark from Amazon Reviews 2023 (local copy or the Hub).",
+        SUBCOMMANDS,
     )
-    sub = parser.add_subparsers(
-        dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}", parser_class=OneLineParser
-    )
-    for name, module_name in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
-        p = sub.add_parser(
-            name,
-            help=module.HELP,
-            description=module.HELP,
-            epilog=getattr(module, "EPILOG", None),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pqb.builders.publish.tables import DATA_DIR, SHARD, config_path, published_configs
+from pqb.builders.publish.layout import DATA_DIR, SHARD, config_path, published_configs
 from pqb.builders.workdir import WorkDir, library_versions
 from pqb.dataset.io import atomic_write_text, sha256_file
 from pqb.dataset.schema import DOMAINS, SCHEMA_VERSION, config_kind

@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from pqb.builders.publish.tables import pseudonymize, write_config
+from pqb.builders.writing_errors.mechanisms import diff_edits, edit_touches
 from pqb.dataset import settings
 from pqb.dataset.schema import (
     CORPUS_SCHEMA,
@@ -66,7 +67,6 @@ def release_rows(
 ) -> tuple[list[dict[str, Any]], Counter[str]]:
     """The release's records as ROWS-schema dicts, plus counts (records, typo, malformed, covered by meta)."""
     from pqb.builders.source.products import protected_terms
-    from pqb.builders.writing_errors.mechanisms import diff_edits
 
     rows: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
@@ -112,14 +112,8 @@ def release_corpus(meta: Mapping[str, Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(docs, schema=CORPUS_SCHEMA)
 
 
-def _touches(edit: Mapping[str, Any], query: str, terms: Iterable[str]) -> bool:
-    from pqb.dataset.schema import term_spans
-
-    s, e = int(edit["start"]), int(edit["end"])
-    terms = list(terms)
-    if any(s < b and a < e for t in terms for a, b in term_spans(query, t)):
-        return True
-    return bool(set(words(str(edit["original"]))) & {w for t in terms for w in words(t)})
+def _words_of(terms: Iterable[str]) -> set[str]:
+    return {w for t in terms for w in words(t)}
 
 
 def core_term_audit(
@@ -154,12 +148,12 @@ def core_term_audit(
                 continue
             out["error_rows"] += 1
             out["edits"] += len(edits)
-            touch_proxy = [e for e in edits if _touches(e, r["query"], proxy)]
+            touch_proxy = [e for e in edits if edit_touches(e, r["query"], _words_of(proxy), list(proxy))]
             out["edits_touching_release_proxy"] += len(touch_proxy)
             out["error_rows_touching_release_proxy"] += int(bool(touch_proxy))
             if ours:
                 out["error_rows_with_meta_core_terms"] += 1
-                touch = [e for e in edits if _touches(e, r["query"], ours)]
+                touch = [e for e in edits if edit_touches(e, r["query"], _words_of(ours), list(ours))]
                 out["edits_touching_meta_core_terms"] += len(touch)
                 out["error_rows_touching_meta_core_terms"] += int(bool(touch))
             out["error_rows_over_3_edits"] += int(len(edits) > 3)

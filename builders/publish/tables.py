@@ -22,13 +22,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from pqb.builders.errors import SchemaViolationError
+from pqb.builders.publish.layout import DATA_DIR, SHARD, config_path, published_configs
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.dataset import settings
 from pqb.dataset.schema import (
     CONFIG_SCHEMAS,
     QRELS_SCHEMA,
     QUERIES_SCHEMA,
-    SPLIT,
     USERS_SCHEMA,
     config_kind,
     config_name,
@@ -37,8 +38,6 @@ from pqb.dataset.schema import (
     validate_table,
 )
 
-DATA_DIR = "data"
-SHARD = f"{SPLIT}-00000-of-00001.parquet"
 KINDS: tuple[str, ...] = ("rows", "corpus", "queries", "qrels", "users")
 SORT_KEYS: dict[str, list[str]] = {
     "rows": ["id"],
@@ -50,17 +49,9 @@ SORT_KEYS: dict[str, list[str]] = {
 }
 
 
-class SchemaViolationError(ValueError):
-    """A table about to be published does not match :mod:`pqb.dataset.schema`."""
-
-
 def pseudonymize(user_id: str) -> str:
     """Published user id: ``"u_" + sha256("pqb|" + amazon_user_id)[:16]`` (recomputable from raw data)."""
     return "u_" + hashlib.sha256(f"pqb|{user_id}".encode()).hexdigest()[:16]
-
-
-def config_path(dataset_dir: Path, config: str) -> Path:
-    return Path(dataset_dir) / DATA_DIR / config / SHARD
 
 
 def sort_table(table: pa.Table, kind: str) -> pa.Table:
@@ -187,14 +178,6 @@ def publish_domain(workdir: WorkDir, dataset_dir: Path | None = None) -> dict[st
         write_config(table, dataset_dir, config)
         out[config] = table.num_rows
     return out
-
-
-def published_configs(dataset_dir: Path) -> list[str]:
-    """Configs with a parquet shard under ``data/``, sorted (domain configs, then their views)."""
-    root = Path(dataset_dir) / DATA_DIR
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / SHARD).is_file())
 
 
 def publish(

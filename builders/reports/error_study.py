@@ -31,10 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from pqb.builders.errors import MissingInputError
 from pqb.builders.workdir import WorkDir, read_parquet
 from pqb.builders.writing_errors.context import doc_signatures
 from pqb.builders.writing_errors.injection import ErrorInjector, derived_seed
-from pqb.builders.writing_errors.profiles import ErrorProfiles, MissingInputError
+from pqb.builders.writing_errors.profiles import ErrorProfiles
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.progress import bar
 from pqb.dataset.schema import CHAR_MECHANISMS

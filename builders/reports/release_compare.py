@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from pqb.builders.writing_errors.mechanisms import OTHER, diff_edits
+from pqb.builders.writing_errors.mechanisms import OTHER, diff_edits, edit_touches
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import CHAR_MECHANISMS, MECHANISMS, domain_from_category, term_spans, words
+from pqb.dataset.schema import CHAR_MECHANISMS, MECHANISMS, domain_from_category, words
 
 ALL_LABELS = (*MECHANISMS, OTHER)
 
@@ -64,15 +64,6 @@ def load_release(release_dir: Path | str | None = None) -> dict[str, dict[str, l
     return {domain_from_category(f.stem): json.loads(f.read_text(encoding="utf-8")) for f in files}
 
 
-def _touches(
-    edit: Mapping[str, Any], query: str, core_words: set[str], core_terms: Sequence[str] = ()
-) -> bool:
-    s, e = int(edit["start"]), int(edit["end"])
-    if any(s < b and a < e for t in core_terms for a, b in term_spans(query, t)):
-        return True
-    return bool(set(words(str(edit["original"]))) & core_words)
-
-
 def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]) -> dict[str, Any]:
     """Statistics over (clean query, edits, core-word set, core set exact?) tuples."""
     mech: Counter[str] = Counter()
@@ -83,7 +74,7 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
         for e in edits:
             n_edits += 1
             mech[e["mechanism"]] += 1
-            hit = _touches(e, query, core)
+            hit = edit_touches(e, query, core)
             inside += hit
             if exact:
                 n_exact += 1
@@ -151,8 +142,9 @@ def our_injector_stats(
     workdir: Path, domain: str, release: Mapping[str, list[dict[str, Any]]], *, n: int = 500, seed: int = 0
 ) -> dict[str, Any] | None:
     """Our profile's mechanism distribution and our injector run on ``n`` of the release's clean queries."""
+    from pqb.builders.errors import MissingInputError
     from pqb.builders.writing_errors.injection import ErrorInjector, derived_seed
-    from pqb.builders.writing_errors.profiles import ErrorProfiles, MissingInputError
+    from pqb.builders.writing_errors.profiles import ErrorProfiles
 
     try:
         profiles = ErrorProfiles.load(workdir / domain)

@@ -44,7 +44,12 @@ from typing import Any, BinaryIO
 
 import yaml
 
-from pqb.builders.errors import DataError, ResourceUnavailableError, UsageError
+from pqb.builders.errors import (
+    CorruptFileError,
+    MalformedLineError,
+    SourceFileNotFoundError,
+    SourceUnavailableError,
+)
 from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
 
@@ -94,22 +99,6 @@ _LENIENT_ACTION = {
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
 _SPACE = re.compile(r"\s")
-
-
-class MalformedLineError(DataError, ValueError):
-    """A line that would be counted (malformed, not UTF-8, ...) under ``strict=True``: ``file:line: what``."""
-
-
-class CorruptFileError(DataError):
-    """An input file cannot be read to its end (a truncated or corrupt ``.gz``)."""
-
-
-class SourceFileNotFoundError(UsageError, FileNotFoundError):
-    """The requested category file is not in the source."""
-
-
-class SourceUnavailableError(ResourceUnavailableError):
-    """A Hub file cannot be fetched (offline, unknown repo or revision) and is not in the local cache."""
 
 
 @dataclass
@@ -337,17 +326,6 @@ def iter_meta(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = 
     for _, rec in _records(path, stats, META_FIELDS, REQUIRED_META_FIELDS, strict):
         stats.records += 1
         yield rec
-
-
-def join_reviews_meta(
-    reviews: Iterator[dict], meta_by_asin: dict[str, dict], stats: Counter[str] | None = None
-) -> Iterator[tuple[dict, dict | None]]:
-    """Pair each streamed review with its product's metadata by ``parent_asin`` (``None`` if absent)."""
-    for r in reviews:
-        m = meta_by_asin.get(r["parent_asin"])
-        if stats is not None:
-            stats["joined" if m is not None else "no_meta"] += 1
-        yield r, m
 
 
 # --------------------------------------------------------------------------------------------------

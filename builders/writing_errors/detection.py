@@ -25,17 +25,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from pqb.builders.errors import ResourceUnavailableError, UsageError
+from pqb.builders.errors import (
+    GecModelNotFoundError,
+    UnknownBackendError,
+)
 from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
-
-
-class GecModelNotFoundError(ResourceUnavailableError, OSError):
-    """The weights of a grammar-correction back-end are not installed / not reachable."""
-
-
-class UnknownBackendError(UsageError, ValueError):
-    """A corrector name that :func:`get_corrector` does not know."""
 
 
 @runtime_checkable

@@ -14,11 +14,12 @@ the intended and the written word, and :func:`diff_edits` aligns word tokens wit
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rapidfuzz.distance import OSA, Levenshtein
 
-from pqb.dataset.schema import CHAR_MECHANISMS, MECHANISMS
+from pqb.dataset.schema import MECHANISMS, term_spans, words
 
 OTHER = "other"
 """Label for a diffed edit that no mechanism explains (e.g. a rewrite of several characters).
@@ -135,11 +136,6 @@ def classify(original: str, corrected: str) -> str | None:
     return "deletion"
 
 
-def is_char_level(mechanism: str | None) -> bool:
-    """True for the injectable character-level mechanisms."""
-    return mechanism in CHAR_MECHANISMS
-
-
 # ------------------------------------------------------------------------------------------------
 # Diffing two strings into token-level edits
 # ------------------------------------------------------------------------------------------------
@@ -198,3 +194,14 @@ def mechanism_counts(edits: list[dict[str, Any]]) -> dict[str, int]:
     for e in edits:
         out[e["mechanism"] if e["mechanism"] in out else OTHER] += 1
     return out
+
+
+def edit_touches(
+    edit: Mapping[str, Any], query: str, core_words: set[str], core_terms: Sequence[str] = ()
+) -> bool:
+    """Does a token edit of ``query`` hit a core term: overlap one's character span, or change one of
+    its words? (One test for our edits and for the authors' release, so both are counted alike.)"""
+    s, e = int(edit["start"]), int(edit["end"])
+    if any(s < b and a < e for t in core_terms for a, b in term_spans(query, t)):
+        return True
+    return bool(set(words(str(edit["original"]))) & core_words)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pqb.builders.errors import UsageError
+from pqb.builders.errors import MissingInputError
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.builders.writing_errors.context import (
     BACKOFF_LEVELS,
@@ -62,10 +62,6 @@ EDITS_SCHEMA = pa.schema(
         *[(f"sig_{lvl}", pa.string()) for lvl in BACKOFF_LEVELS],
     ]
 )
-
-
-class MissingInputError(UsageError, FileNotFoundError):
-    """A stage input artifact (e.g. ``sentences.parquet``) has not been built yet."""
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,11 +12,10 @@ returning the error's exit code (2 usage, 1 data). Argument-parsing errors get t
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
-from pqb.dataset.argtypes import OneLineParser
+from pqb.dataset.cli import subcommand_parser
 from pqb.harness.errors import PQBHarnessError
 
 SUBCOMMANDS: dict[str, str] = {
@@ -31,26 +30,11 @@ SUBCOMMANDS: dict[str, str] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="pqb-harness",
-        description="Evaluate retrievers on PQB: Flip@K/RRstd on syntactic pairs, Deg@K/MRRdeg on error pairs.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    return subcommand_parser(
+        "pqb-harness",
+        "Evaluate retrievers on PQB: Flip@K/RRstd on syntactic pairs, Deg@K/MRRdeg on error pairs.",
+        SUBCOMMANDS,
     )
-    sub = parser.add_subparsers(
-        dest="command", metavar="{" + ",".join(SUBCOMMANDS) + "}", parser_class=OneLineParser
-    )
-    for name, module_name in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
-        p = sub.add_parser(
-            name,
-            help=module.HELP,
-            description=module.HELP,
-            epilog=getattr(module, "EPILOG", None),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
-    return parser
 
 
 def report_error(exc: PQBHarnessError) -> int:

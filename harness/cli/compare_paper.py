@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pqb.dataset.io import atomic_write_text
-    from pqb.harness.reporting.leaderboard import load_runs, tidy_frame
+    from pqb.harness.reporting.collect import load_runs, tidy_frame
     from pqb.harness.reporting.paper import compare_markdown, load_paper_tables
 
     tidy = tidy_frame(load_runs(args.paths))

@@ -18,16 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pqb.harness.errors import PQBHarnessError, PublishError
+from pqb.harness.errors import HubPublishError, PublishError
 
 logger = logging.getLogger(__name__)
 
 LEADERBOARD_DIR_IN_REPO = "leaderboard"
 """Where ``push_leaderboard`` puts the leaderboard folder inside the results repository."""
-
-
-class HubPublishError(PQBHarnessError, ValueError):
-    """A file to publish is missing or lies outside the output folder it should be published from."""
 
 
 def _api(token: str | None) -> Any:

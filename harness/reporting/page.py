@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from pqb.dataset.io import atomic_write_text
-from pqb.harness.reporting.leaderboard import (
+from pqb.harness.reporting.tables import (
     AVERAGE,
     EFFECTIVENESS_COLUMNS,
     LABELS,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from pqb.harness.reporting.leaderboard import AVERAGE, LABELS, model_table
+from pqb.harness.reporting.tables import AVERAGE, LABELS, model_table
 
 PAPER_DOMAINS: tuple[str, ...] = ("baby_products", "musical_instruments", "video_games")
 """The three domains the paper's headline tables average over."""
@@ -224,8 +224,3 @@ def compare_markdown(
             "",
         ]
     return "\n".join(lines)
-
-
-def matched_models(comparison: pd.DataFrame) -> Sequence[str]:
-    """Our model names that found a paper counterpart (for CLI summaries)."""
-    return sorted(set(comparison["model"]))

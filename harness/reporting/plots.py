@@ -19,7 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from pqb.dataset.io import atomic_write_bytes
-from pqb.harness.reporting.leaderboard import AVERAGE, display_name, domains_of, view_ks
+from pqb.harness.reporting.tables import AVERAGE, display_name, domains_of, view_ks
 
 _RC = {
     "svg.hashsalt": "pqb-leaderboard",

@@ -30,11 +30,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pqb.harness.errors import ModelArgsError
+from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
 from pqb.harness.retrievers.base import ArgRule, Corpus, positive_int, positive_int_or
 from pqb.harness.retrievers.neural.encoding import (
     ArrayCache,
-    ModelNotAvailableError,
     NeuralRetriever,
     as_optional_int,
     document_strings,

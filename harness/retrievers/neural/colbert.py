@@ -29,10 +29,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pqb.harness.errors import ModelArgsError
+from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
 from pqb.harness.retrievers.base import ArgRule, Corpus, SearchResult, positive, positive_int
 from pqb.harness.retrievers.neural.encoding import (
-    ModelNotAvailableError,
     NeuralRetriever,
     document_strings,
     length_sorted_batches,

@@ -36,7 +36,7 @@ from pqb.dataset import io as pqb_io
 from pqb.dataset import settings
 from pqb.dataset.progress import bar
 from pqb.dataset.progress import enabled as progress_enabled
-from pqb.harness.errors import ModelArgsError, PQBHarnessError
+from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
 
 if TYPE_CHECKING:
     import torch
@@ -48,13 +48,6 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".mo
 
 MIN_CORPUS_FOR_MULTI_GPU = 10_000
 """Below this many documents a second GPU costs more in start-up than it saves."""
-
-
-class ModelNotAvailableError(PQBHarnessError, FileNotFoundError):
-    """A checkpoint could not be loaded: not a local folder, and not obtainable from the Hub here.
-
-    A ``PQBHarnessError``, so ``pqb-harness run`` prints it as one line (what is missing, how to provide it).
-    """
 
 
 # -- device, dtype, batch size -------------------------------------------------------------------------
