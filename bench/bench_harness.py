@@ -61,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     import bm25s
 
     from pqb.harness.evaluation.bootstrap import bootstrap_means
-    from pqb.harness.evaluation.data import load_config, load_corpus, syntactic_pairs
+    from pqb.harness.evaluation.data import load_config, load_corpus
     from pqb.harness.evaluation.metrics import pair_robustness
+    from pqb.harness.evaluation.pairs import syntactic_pairs
     from pqb.harness.evaluation.ranking import target_ranks
     from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
 

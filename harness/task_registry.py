@@ -31,8 +31,7 @@ from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
 from pqb.harness.errors import TaskConfigError, UnknownTaskError
 from pqb.harness.evaluation.metrics import DEFAULT_K_VALUES, DEFAULT_RR_CUTOFF
-
-PAIR_TYPES = ("syntactic", "error")
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES, PairType, higher_is_better
 
 
 @dataclass(frozen=True)
@@ -97,33 +96,21 @@ class TaskConfig:
     def resolved_dataset_path(self) -> str:
         return self.dataset_path or settings.default_dataset_path()
 
+    @property
+    def pairtype(self) -> PairType:
+        """The :class:`~pqb.harness.evaluation.pairtypes.PairType` named by ``pair_type``."""
+        return PAIR_TYPES[self.pair_type]
+
     def metric_names(self) -> list[str]:
         """Result keys this task reports, in order (see docs/results.md)."""
-        ks = self.k_values
-        ceiling = [f"flip@{k}_{kind}" for k in ks for kind in ("expected", "ratio")]
-        if self.pair_type == "syntactic":
-            return (
-                [f"flip@{k}" for k in ks]
-                + ["rrstd"]
-                + ceiling
-                + [f"hit@{k}" for k in ks]
-                + ["mrr", "ndcg@10"]
-            )
-        names = [f"deg@{k}" for k in ks] + ["mrr_deg"] + [f"flip@{k}" for k in ks] + ["rrstd"] + ceiling
-        for side in ("clean", "error"):
-            names += [f"hit@{k}_{side}" for k in ks] + [f"mrr_{side}", f"ndcg@10_{side}"]
-        return names
+        return self.pairtype.metric_names(self.k_values)
 
     def robustness_metric_names(self) -> list[str]:
         """The per-pair robustness metrics (the paper's tables); every metric gets a CI, not only these."""
-        ks = self.k_values
-        deg = [f"deg@{k}" for k in ks] + ["mrr_deg"] if self.pair_type == "error" else []
-        return deg + [f"flip@{k}" for k in ks] + ["rrstd"]
+        return self.pairtype.robustness_metric_names(self.k_values)
 
     def higher_is_better(self) -> dict[str, bool]:
-        out = {
-            m: not (m.startswith(("flip@", "deg@")) or m in {"rrstd", "mrr_deg"}) for m in self.metric_names()
-        }  # flip@K_expected / flip@K_ratio are lower-is-better too: less movement than the ceiling predicts
+        out = {m: higher_is_better(m) for m in self.metric_names()}
         for item in self.metric_list:
             out[item["metric"]] = bool(item.get("higher_is_better", out.get(item["metric"], True)))
         return out
@@ -289,8 +276,10 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
         if not data.get(key):
             raise TaskConfigError(f"{source}: required key {key!r} is missing")
     if data["pair_type"] not in PAIR_TYPES:
-        raise TaskConfigError(f"{source}: pair_type must be one of {PAIR_TYPES}, got {data['pair_type']!r}")
-    if data["pair_type"] == "error" and (
+        raise TaskConfigError(
+            f"{source}: pair_type must be one of {tuple(PAIR_TYPES)}, got {data['pair_type']!r}"
+        )
+    if PAIR_TYPES[data["pair_type"]].sides and (
         data.get("similarity_gate") is not None or data.get("macro_average")
     ):
         # the authors' variants exist for syntactic pairs only (reference spec §1.2); the error
@@ -306,7 +295,7 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
         kw["metadata"] = dict(kw["metadata"] or {})
     cfg = TaskConfig(**kw, source=source)
     if cfg.main_score is None:
-        main = "flip@10" if cfg.pair_type == "syntactic" else "deg@10"
+        main = cfg.pairtype.main_score
         cfg = dataclasses.replace(cfg, main_score=main if 10 in cfg.k_values else cfg.metric_names()[0])
     known = set(cfg.metric_names())
     for m in (cfg.main_score, *(item.get("metric") for item in cfg.metric_list)):

@@ -79,6 +79,11 @@ def test_task_only_in_older_run_is_kept_and_average_recomputed(tmp_path: Path) -
         **old["results"]["pqb_syntactic_video_games"],
         "alias": "pqb_syntactic_baby_products",
     }
+    old["configs"]["pqb_syntactic_baby_products"] = {  # what a run of that task records
+        **old["configs"]["pqb_syntactic_video_games"],
+        "task": "pqb_syntactic_baby_products",
+        "dataset_name": "baby_products",
+    }
     (tmp_path / "bm25").mkdir()
     (tmp_path / "bm25" / OLD_BM25.name).write_text(json.dumps(old))
     shutil.copy(NEW_BM25, tmp_path / "bm25" / NEW_BM25.name)

@@ -43,6 +43,7 @@ from pqb.harness.evaluation.bootstrap import (
 )
 from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.evaluator import TaskData, load_tasks
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.results import stored_ranks
 from pqb.harness.task_registry import TaskConfig, task_from_dict
 
@@ -273,7 +274,7 @@ def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks
                            "n_pairs": len(data.pairs.pair_a),
                            "metrics": _metric_rows(pt.a, pt.b, pt.diff, pt.reps, pt.perm,
                                                    pt.cfg.higher_is_better())}  # fmt: skip
-    for pair_type in ("syntactic", "error"):
+    for pair_type in PAIR_TYPES:
         members = [t for t in names if paired[t].cfg.pair_type == pair_type]
         if members:
             out["groups"][pair_type] = _group(members, paired)

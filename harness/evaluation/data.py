@@ -13,8 +13,6 @@ import hashlib
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -191,99 +189,3 @@ def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]
 def load_corpus(path: str, name: str, *, revision: str | None = None) -> Corpus:
     ds = load_config(path, name, split=None, revision=revision)
     return build_corpus(ds["id"], ds["title"], ds["text"])
-
-
-@dataclass(frozen=True)
-class PairSet:
-    """Queries of one task and how they pair up.
-
-    ``queries[i]`` is a query text with ``targets[i]`` (an ASIN) and ``row_index[i]`` (its row);
-    ``pair_a[j]``, ``pair_b[j]`` index ``queries`` for pair j. For error tasks side a is clean.
-    """
-
-    queries: tuple[str, ...]
-    targets: tuple[str, ...]
-    query_ids: tuple[str, ...]
-    row_index: np.ndarray
-    pair_a: np.ndarray
-    pair_b: np.ndarray
-    pair_ids: tuple[str, ...]
-    groups: tuple[str, ...]
-    """Target ASIN per pair (for the authors' per-ASIN macro average)."""
-    n_malformed: int = 0
-    users: tuple[str, ...] = ()
-    """User id per query (the ``user`` bootstrap unit)."""
-    query_pair_ids: tuple[str, ...] = ()
-    """Per query, the pair group it belongs to (syntactic: its ``pair_id``; error: its row id): the
-    ``pair`` bootstrap unit of per-query metrics."""
-
-
-def _usable(row: dict[str, Any]) -> bool:
-    return bool((row.get("query") or "").strip()) and bool(row.get("asin"))
-
-
-def syntactic_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
-    """Every row is a query; pairs are all unordered cross-user pairs of rows sharing ``pair_id``."""
-    good = [i for i, r in enumerate(rows) if _usable(r)]
-    by_pair: dict[str, list[int]] = {}
-    for pos, i in enumerate(good):
-        by_pair.setdefault(rows[i]["pair_id"], []).append(pos)
-    a, b, pids, groups = [], [], [], []
-    for pid in sorted(by_pair):
-        for x, y in combinations(by_pair[pid], 2):
-            if rows[good[x]]["user_id"] != rows[good[y]]["user_id"]:
-                a.append(x), b.append(y), pids.append(pid), groups.append(rows[good[x]]["asin"])
-    return PairSet(
-        queries=tuple(rows[i]["query"] for i in good),
-        targets=tuple(rows[i]["asin"] for i in good),
-        query_ids=tuple(rows[i]["id"] for i in good),
-        row_index=np.asarray(good, dtype=np.int64),
-        pair_a=np.asarray(a, dtype=np.int64),
-        pair_b=np.asarray(b, dtype=np.int64),
-        pair_ids=tuple(pids),
-        groups=tuple(groups),
-        n_malformed=len(rows) - len(good),
-        users=tuple(str(rows[i]["user_id"]) for i in good),
-        query_pair_ids=tuple(str(rows[i]["pair_id"]) for i in good),
-    )
-
-
-def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
-    """Rows with a non-null ``error_query``: queries are [clean..., error...]; pair j = (j, n + j)."""
-    good = [i for i, r in enumerate(rows) if _usable(r) and r.get("error_query") is not None]
-    malformed = sum(
-        1
-        for r in rows
-        if not _usable(r) or (r.get("error_query") is not None and not r["error_query"].strip())
-    )
-    good = [i for i in good if rows[i]["error_query"].strip()]
-    n = len(good)
-    clean = [rows[i]["query"] for i in good]
-    err = [rows[i]["error_query"] for i in good]
-    targets = tuple(rows[i]["asin"] for i in good)
-    ids = [rows[i]["id"] for i in good]
-    return PairSet(
-        queries=tuple(clean + err),
-        targets=targets + targets,
-        query_ids=tuple(ids + [f"{i}_error" for i in ids]),
-        row_index=np.asarray(good + good, dtype=np.int64),
-        pair_a=np.arange(n, dtype=np.int64),
-        pair_b=np.arange(n, 2 * n, dtype=np.int64),
-        pair_ids=tuple(ids),
-        groups=targets,
-        n_malformed=malformed,
-        users=tuple(str(rows[i]["user_id"]) for i in good) * 2,
-        query_pair_ids=tuple(ids + ids),
-    )
-
-
-def edit_count(row: dict[str, Any]) -> int | None:
-    """Number of recorded edits of an error row; ``None`` when the row has an error query but no edits
-    (unknown, e.g. an import whose edits could not be recovered) — never silently 0."""
-    edits = row.get("error_edits") or []
-    return len(edits) if edits or row.get("error_query") is None else None
-
-
-def edit_mechanisms(row: dict[str, Any]) -> list[str]:
-    """Distinct mechanisms of a row's edits, sorted (a pair counts once per mechanism)."""
-    return sorted({str(e.get("mechanism")) for e in (row.get("error_edits") or [])})

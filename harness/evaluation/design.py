@@ -23,7 +23,7 @@ import numpy as np
 
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import Design, Level, unit_codes
-from pqb.harness.evaluation.data import PairSet
+from pqb.harness.evaluation.pairs import PairSet
 from pqb.harness.task_registry import TaskConfig
 
 POOL_PREFIX = "_pool@"
@@ -33,19 +33,22 @@ POOL_PREFIX = "_pool@"
 def pair_values(cfg: TaskConfig, rank_a: np.ndarray, rank_b: np.ndarray) -> dict[str, np.ndarray]:
     """Every per-pair array of a task from the ranks of the pairs' two sides (a = clean on error tasks)."""
     ks, cut = cfg.k_values, cfg.rr_cutoff
-    out = M.error_degradation(rank_a, rank_b, ks, cut) if cfg.pair_type == "error" else {}
+    kind = cfg.pairtype
+    # degradation compares the two named sides (clean, then typo'd); syntactic pairs have no sides
+    out = M.error_degradation(rank_a, rank_b, ks, cut) if kind.sides else {}
     out.update(M.pair_robustness(rank_a, rank_b, ks, cut))
     out.update({f"{POOL_PREFIX}{k}": (M.hit_at_k(rank_a, k) + M.hit_at_k(rank_b, k)) / 2 for k in ks})
-    if cfg.pair_type == "error":
-        for side, r in (("clean", rank_a), ("error", rank_b)):
-            for k, v in M.effectiveness(r, ks, cut).items():
-                out[f"mrr_{side}" if k == "mrr" else f"{k}_{side}"] = v
+    for side, r in zip(kind.sides, (rank_a, rank_b), strict=False):
+        for k, v in M.effectiveness(r, ks, cut).items():
+            out[kind.side_name(k, side)] = v
     return out
 
 
 def query_values(cfg: TaskConfig, ranks: np.ndarray) -> dict[str, np.ndarray]:
     """Per-query effectiveness of a syntactic task (error tasks keep theirs per pair, by side)."""
-    return M.effectiveness(ranks, cfg.k_values, cfg.rr_cutoff) if cfg.pair_type == "syntactic" else {}
+    if not cfg.pairtype.effectiveness_per_query:
+        return {}
+    return M.effectiveness(ranks, cfg.k_values, cfg.rr_cutoff)
 
 
 def effective_unit(cfg: TaskConfig, unit: str) -> str:
@@ -92,7 +95,7 @@ def task_design(cfg: TaskConfig, pairs: PairSet, ranks: np.ndarray, *, unit: str
         base = 1.0 / np.bincount(pair_units[:, 0], minlength=n_units)[pair_units[:, 0]] if pa.size else None
         values.pop("rrstd")
     levels = {"pairs": Level(pair_units, values, base)}
-    if cfg.pair_type == "syntactic":
+    if cfg.pairtype.effectiveness_per_query:
         levels["queries"] = Level(query_units, query_values(cfg, ranks))
     if cfg.macro_average:  # the authors' Stage-11 RRstd: std over all queries of an ASIN (no gate)
         targets = np.asarray(pairs.targets, dtype=object)

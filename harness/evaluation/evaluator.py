@@ -31,18 +31,10 @@ from pqb.dataset.schema import ValidationReport
 from pqb.harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
-from pqb.harness.evaluation.data import (
-    PairSet,
-    build_corpus,
-    config_names,
-    edit_count,
-    edit_mechanisms,
-    error_pairs,
-    load_config,
-    syntactic_pairs,
-)
+from pqb.harness.evaluation.data import build_corpus, config_names, load_config
 from pqb.harness.evaluation.dataset_checks import check_task_dataset, violation_lines
 from pqb.harness.evaluation.design import derive, effective_unit, task_design
+from pqb.harness.evaluation.pairs import PairSet, edit_count, edit_mechanisms
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
 from pqb.harness.evaluation.run_cache import RankEntry, RunCache
 from pqb.harness.retrievers.base import Corpus, Retriever, topk_stable
@@ -163,7 +155,7 @@ class _CheckedLoader:
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
                limit: int | None) -> TaskData:  # fmt: skip
     rows = rows[:limit] if limit is not None else rows
-    pairs = syntactic_pairs(rows) if cfg.pair_type == "syntactic" else error_pairs(rows)
+    pairs = cfg.pairtype.build_pairs(rows)
     if pairs.n_malformed:
         log.warning(
             "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed
@@ -348,9 +340,9 @@ def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks
             "top_k": [corpus.ids[d] for d in entries[i].top_idx[:depth] if d >= 0],
             "pair_ids": pair_of.get(i, []),
         }
-        if cfg.pair_type == "error":
+        if sides := cfg.pairtype.sides:
             row = data.rows[int(pairs.row_index[i])]
-            rec["side"] = "clean" if i < len(pairs.pair_a) else "error"
+            rec["side"] = sides[0] if i < len(pairs.pair_a) else sides[1]
             rec["mechanisms"] = edit_mechanisms(row)
             rec["n_edits"] = edit_count(row)
         out.append(rec)
@@ -441,7 +433,7 @@ def rewrite_values(data: TaskData, rewrite: Callable[..., list[str]]) -> dict[st
     """Per error pair: did the rewriter turn the error query into the clean one (``rewrite_corrected``),
     and leave the clean query as it was (``rewrite_clean_kept``)? Compared case- and space-insensitively."""
     pairs = data.pairs
-    if data.cfg.pair_type != "error" or not len(pairs.pair_a):
+    if not data.cfg.pairtype.edits or not len(pairs.pair_a):
         return {}
 
     def norm(texts: Sequence[str]) -> list[str]:
@@ -490,7 +482,7 @@ def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
     log.debug("%s metrics in %.2fs", cfg.task, time.perf_counter() - t0)
     return TaskOutcome(
         cfg=cfg, metrics=values, ci=ci, replicates=reps, counts=counts,
-        breakdown=error_breakdown(data, ranks) if cfg.pair_type == "error" else None,
+        breakdown=error_breakdown(data, ranks) if cfg.pairtype.edits else None,
         samples=task_samples(data, corpus, es, ranks) if opts.log_samples else [],
         trec=trec_lines(data, corpus, es, opts.run_name) if opts.log_samples else [],
         dataset={"path": data.dataset_path, "name": cfg.dataset_name, "revision": cfg.dataset_revision,

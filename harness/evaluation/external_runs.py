@@ -26,9 +26,8 @@ import numpy as np
 from pqb.dataset.io import sha256_file
 from pqb.harness.errors import DataError
 from pqb.harness.evaluation.evaluator import TaskData
+from pqb.harness.evaluation.pairs import ERROR_SIDE_SUFFIX
 from pqb.harness.evaluation.run_cache import RankEntry
-
-ERROR_SUFFIX = "_error"
 
 
 @dataclass
@@ -84,7 +83,7 @@ def read_runs(paths: Sequence[Path]) -> TrecRun:
             raise DataError(f"run file {path} does not exist")
         by_q = _read_file(path)
         for qid, items in by_q.items():
-            key = qid if role == "all" or qid.endswith(ERROR_SUFFIX) else f"{qid}{ERROR_SUFFIX}"
+            key = qid if role == "all" or qid.endswith(ERROR_SIDE_SUFFIX) else f"{qid}{ERROR_SIDE_SUFFIX}"
             if key in run.lists:
                 raise DataError(f"{path}: query {qid!r} is ranked in both run files; give each query once")
             items.sort()

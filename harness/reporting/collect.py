@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from pqb.harness.errors import NoResultsError
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.reporting.tables import (
     AVERAGE,
     KS,
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_TASK_RE = re.compile(r"^pqb_(syntactic|error)_(.+)$")
 _FILE_TS_RE = re.compile(r"results_(.+)\.json$")
 _NON_METRIC_KEYS = frozenset({"alias", *COUNT_KEYS})
 
@@ -266,15 +266,6 @@ def _source_name(path: Path, roots: Sequence[Path]) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
-def parse_task(task: str) -> tuple[str | None, str | None]:
-    """``pqb_error_video_games`` → ``("error", "video_games")``; other names → ``(None, None)``.
-
-    Only for files without a task config; :func:`task_identity` reads the config the run recorded.
-    """
-    match = _TASK_RE.match(task)
-    return (match.group(1), match.group(2)) if match else (None, None)
-
-
 def task_identity(run: Run, task: str) -> tuple[str | None, str, bool]:
     """``(pair type, domain view, in the domain average)`` of one task, from the config the run recorded.
 
@@ -283,9 +274,7 @@ def task_identity(run: Run, task: str) -> tuple[str | None, str, bool]:
     ``--include_path``) is a view of its own, named by the task, with its own columns.
     """
     cfg = (run.data.get("configs") or {}).get(task) or {}
-    pair_type, dataset = cfg.get("pair_type"), cfg.get("dataset_name")
-    if pair_type is None:
-        pair_type, dataset = parse_task(task)
+    pair_type, dataset = cfg.get("pair_type"), cfg.get("dataset_name")  # every task has a config (schema)
     canonical = dataset is not None and task == f"pqb_{pair_type}_{dataset}"
     return pair_type, (str(dataset) if canonical else task), canonical
 
@@ -327,7 +316,8 @@ def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float |
 
 def _n_for(metric: str, pair_type: str | None, block: Mapping[str, Any]) -> int | None:
     """Pairs for paired metrics; queries for syntactic effectiveness (each query counts once)."""
-    if pair_type == "syntactic" and not (metric.startswith("flip@") or metric == "rrstd"):
+    per_query = pair_type in PAIR_TYPES and PAIR_TYPES[pair_type].effectiveness_per_query
+    if per_query and not (metric.startswith("flip@") or metric == "rrstd"):
         value = block.get("n_queries", block.get("n_pairs"))
     else:
         value = block.get("n_pairs", block.get("n_queries"))
@@ -461,7 +451,7 @@ def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for (model, task), run in sorted(select_newest(runs).items()):
         pair_type, domain, _ = task_identity(run, task)
-        if pair_type != "error":
+        if pair_type not in PAIR_TYPES or not PAIR_TYPES[pair_type].edits:
             continue
         for by, strata in sorted(((run.data.get("breakdowns") or {}).get(task) or {}).items()):
             for stratum, values in sorted(strata.items()):

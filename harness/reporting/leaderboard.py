@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from pqb.dataset.io import atomic_write_bytes, atomic_write_json, atomic_write_text, sha256_file
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.reporting.collect import breakdown_frame, load_runs, tidy_frame
 from pqb.harness.reporting.tables import (
-    PAIR_TYPES,
     all_table_frames,
     breakdown_markdown,
     effectiveness_markdown,

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from pqb.dataset.io import atomic_write_text
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.reporting.tables import (
     AVERAGE,
     EFFECTIVENESS_COLUMNS,
     LABELS,
-    PAIR_TYPES,
     domains_of,
     effectiveness_table,
     mark_extremes,
@@ -225,14 +225,10 @@ def _domain_section(
 ) -> str:
     title = "Equal-weight average over domains" if domain == AVERAGE else f"Domain: {domain}"
     parts = [f'<section class="domain-view" data-domain="{_esc(domain)}"><h2>{_esc(title)}</h2>']
-    heads = {
-        "syntactic": "Syntactic robustness — Flip@K, mean RRstd (lower is more robust)",
-        "error": "Writing-error robustness — Deg@K, MRRdeg (lower is more robust)",
-    }
-    for pair_type in PAIR_TYPES:
+    for pair_type, kind in PAIR_TYPES.items():
         metrics = robustness_columns(tidy, pair_type, domain)
         table = wide_table(tidy, pair_type, metrics, domain)
-        parts.append(f"<h3>{_esc(heads[pair_type])}</h3>")
+        parts.append(f"<h3>{_esc(kind.title)}</h3>")
         if table.empty:
             parts.append('<p class="note">No model ran these pairs here.</p>')
             continue

@@ -19,12 +19,13 @@ from typing import Any
 
 import pandas as pd
 
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.reporting.tables import AVERAGE, LABELS, model_table
 
 PAPER_DOMAINS: tuple[str, ...] = ("baby_products", "musical_instruments", "video_games")
 """The three domains the paper's headline tables average over."""
 
-_PAPER_TABLES = {"syntactic": "syntactic_robustness", "error": "error_robustness"}
+_PAPER_TABLES = {name: f"{name}_robustness" for name in PAIR_TYPES}
 _COLUMN_TO_METRIC = {"mean_rrstd": "rrstd"}
 
 
@@ -174,11 +175,7 @@ def compare_markdown(
     for pair_type, key in _PAPER_TABLES.items():
         columns = (paper.get(key) or {}).get("columns") or []
         metrics = [_COLUMN_TO_METRIC.get(c, c) for c in columns[1:]]
-        title = (
-            "Syntactic pairs (Flip@K, mean RRstd)"
-            if pair_type == "syntactic"
-            else "Writing-error pairs (Deg@K, MRRdeg)"
-        )
+        title = PAIR_TYPES[pair_type].title
         lines += [
             f"## {title}",
             "",

@@ -19,6 +19,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from pqb.dataset.io import atomic_write_bytes
+from pqb.harness.evaluation.pairtypes import ERROR, PAIR_TYPES, SYNTACTIC
 from pqb.harness.reporting.tables import AVERAGE, display_name, domains_of, view_ks
 
 _RC = {
@@ -85,7 +86,8 @@ def _labels(tidy: pd.DataFrame) -> dict[str, str]:
 
 def at_k_figure(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> Figure | None:
     """Flip@K (syntactic) or Deg@K (error) against K per model, with the 95% CI as a band."""
-    prefix = "flip" if pair_type == "syntactic" else "deg"
+    kind = PAIR_TYPES[pair_type]
+    prefix = kind.robustness_prefix
     frame = _metric_frame(tidy, pair_type, domain)
     ks = view_ks(tidy, pair_type, domain)
     if frame.empty:
@@ -117,8 +119,8 @@ def at_k_figure(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> Fi
             ax.fill_between(bx, lo, hi, color=color, alpha=0.15, linewidth=0)
     ax.set_xticks(xs, [str(k) for k in ks])
     ax.set_xlabel("K (cut-off)")
-    metric = "Flip@K" if prefix == "flip" else "Deg@K"
-    what = "syntactic pairs" if pair_type == "syntactic" else "writing-error pairs"
+    metric = f"{prefix.capitalize()}@K"
+    what = kind.what
     ax.set_ylabel(f"{metric} (%) — lower is more robust")
     where = "equal-weight domain average" if domain == AVERAGE else domain
     ax.set_title(f"{metric} on {what} ({where}); band = 95% CI", fontsize=9)
@@ -134,8 +136,14 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
     rightmost point not being the lowest one.
     """
     panels = (
-        ("syntactic", "mrr", "flip@10", "MRR, syntactic queries (%)", "Flip@10 (%)"),
-        ("error", "mrr_clean", "deg@10", "MRR, clean queries (%)", "Deg@10 (%)"),
+        (SYNTACTIC.name, "mrr", SYNTACTIC.main_score, "MRR, syntactic queries (%)", "Flip@10 (%)"),
+        (
+            ERROR.name,
+            ERROR.side_name("mrr", "clean"),
+            ERROR.main_score,
+            "MRR, clean queries (%)",
+            "Deg@10 (%)",
+        ),
     )
     frames = {p: _metric_frame(tidy, p, domain) for p, *_ in panels}
     if all(f.empty for f in frames.values()):
@@ -219,8 +227,8 @@ def write_plots(tidy: pd.DataFrame, out_dir: Path) -> list[PlotFile]:
     """All plots for the domain average and every domain: ``<name>_<domain>.{png,svg}``."""
     written: list[PlotFile] = []
     specs = (
-        ("flip_at_k", "Flip@K across K (syntactic pairs)", lambda d: at_k_figure(tidy, "syntactic", d)),
-        ("deg_at_k", "Deg@K across K (writing-error pairs)", lambda d: at_k_figure(tidy, "error", d)),
+        ("flip_at_k", "Flip@K across K (syntactic pairs)", lambda d: at_k_figure(tidy, SYNTACTIC.name, d)),
+        ("deg_at_k", "Deg@K across K (writing-error pairs)", lambda d: at_k_figure(tidy, ERROR.name, d)),
         ("robustness_vs_effectiveness", "Robustness vs effectiveness", lambda d: scatter_figure(tidy, d)),
     )
     for domain in [AVERAGE, *domains_of(tidy)]:

@@ -17,8 +17,9 @@ from typing import Any
 import pandas as pd
 
 from pqb.harness.errors import PQBHarnessError
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.reporting.collect import Run, select_newest, task_identity
-from pqb.harness.reporting.tables import AVERAGE, PAIR_TYPES, domains_of, robustness_columns, wide_table
+from pqb.harness.reporting.tables import AVERAGE, domains_of, robustness_columns, wide_table
 
 logger = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@
 as fractions); this module turns that frame into what people read: per-model and per-domain views,
 wide tables, percent formatting, the paper's best/worst marks, the markdown tables and the CSV-ready
 frames of the robustness and effectiveness tables, and the markdown of the error breakdown. It reads
-only frames, never results files, so it does not import ``pqb.harness.reporting.leaderboard``; the names both
-sides need (``AVERAGE``, ``PAIR_TYPES``) live here, and ``pqb.harness.reporting.leaderboard`` imports them and
-re-exports this module's public names.
+only frames, never results files, so it does not import :mod:`pqb.harness.reporting.collect`; the
+names both sides need (``AVERAGE``, ``KS``) live here. Which columns a pair type has comes from its
+:class:`~pqb.harness.evaluation.pairtypes.PairType`.
 
 Frames keep fractions; paper-style tables print ×100.
 """
@@ -19,25 +19,20 @@ from typing import Any
 
 import pandas as pd
 
+from pqb.harness.evaluation.pairtypes import ERROR, PAIR_TYPES, SYNTACTIC
+
 KS: tuple[int, ...] = (1, 5, 10, 20)
-PAIR_TYPES: tuple[str, ...] = ("syntactic", "error")
 AVERAGE = "average"
 """The pseudo-domain of the equal-weight domain averages (the paper's headline tables)."""
 
 ROBUSTNESS_COLUMNS: dict[str, tuple[str, ...]] = {
-    "syntactic": (*(f"flip@{k}" for k in KS), "rrstd"),
-    "error": (*(f"deg@{k}" for k in KS), "mrr_deg"),
+    name: t.robustness_columns(KS) for name, t in PAIR_TYPES.items()
 }
 """The paper's two tables: Flip@K + mean RRstd on syntactic pairs, Deg@K + MRRdeg on error pairs."""
 
 EFFECTIVENESS_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("syntactic", "mrr"),
-    ("syntactic", "hit@10"),
-    ("syntactic", "ndcg@10"),
-    ("error", "mrr_clean"),
-    ("error", "mrr_error"),
-    ("error", "hit@10_clean"),
-    ("error", "hit@10_error"),
+    *((SYNTACTIC.name, m) for m in ("mrr", "hit@10", "ndcg@10")),
+    *((ERROR.name, ERROR.side_name(m, side)) for m in ("mrr", "hit@10") for side in ERROR.sides),
 )
 """Effectiveness beside robustness: the paper's point is that the two do not go together."""
 
@@ -49,13 +44,14 @@ LABELS: dict[str, str] = {
     "mrr": "MRR",
     "hit@10": "Hit@10",
     "ndcg@10": "nDCG@10",
-    "mrr_clean": "MRR clean",
-    "mrr_error": "MRR error",
-    "hit@10_clean": "Hit@10 clean",
-    "hit@10_error": "Hit@10 error",
-    "ndcg@10_clean": "nDCG@10 clean",
-    "ndcg@10_error": "nDCG@10 error",
 }
+LABELS.update(
+    {
+        ERROR.side_name(m, side): f"{LABELS[m]} {side}"
+        for m in ("mrr", "hit@10", "ndcg@10")
+        for side in ERROR.sides
+    }
+)
 
 
 # -- views of the tidy frame --------------------------------------------------------------------------
@@ -72,8 +68,7 @@ def view_ks(tidy: pd.DataFrame, pair_type: str, domain: str) -> tuple[int, ...]:
 
 def robustness_columns(tidy: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> tuple[str, ...]:
     """The paper's robustness columns of one view (Flip@K + RRstd, or Deg@K + MRRdeg) at its own K."""
-    prefix, last = ("flip", "rrstd") if pair_type == "syntactic" else ("deg", "mrr_deg")
-    return (*(f"{prefix}@{k}" for k in view_ks(tidy, pair_type, domain)), last)
+    return PAIR_TYPES[pair_type].robustness_columns(view_ks(tidy, pair_type, domain))
 
 
 def domains_of(tidy: pd.DataFrame) -> list[str]:
@@ -315,10 +310,7 @@ def robustness_markdown(
 
     ``significant``: ``{(pair_type, domain, model, metric)}`` to mark ``†`` (``leaderboard --compare``).
     """
-    title = {
-        "syntactic": "Syntactic robustness — Flip@K and mean RRstd (lower is more robust)",
-        "error": "Writing-error robustness — Deg@K and MRRdeg (lower is more robust)",
-    }[pair_type]
+    title = PAIR_TYPES[pair_type].title
     models = model_table(tidy).set_index("model") if not tidy.empty else pd.DataFrame()
     parts = [f"## {title}", "", _LEGEND, ""]
     for domain in [AVERAGE, *domains_of(tidy)]:

@@ -18,6 +18,7 @@ import evaluate
 import numpy as np
 
 from pqb.harness.evaluation import metrics as M
+from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 
 _CITATION = """@misc{liang2026pqb, title={PersonalQuery-Benchmark: Evaluating Retrieval Robustness to
 Personalized User Expression Differences}, author={Liang et al.}, year={2026}}"""
@@ -59,17 +60,20 @@ class PqbRobustness(evaluate.Metric):
     ):
         a = np.asarray(predictions, dtype=np.float64)
         b = np.asarray(references, dtype=np.float64)
-        if pair_type not in ("syntactic", "error"):
-            raise ValueError(f"pair_type must be 'syntactic' or 'error', got {pair_type!r}")
+        if pair_type not in PAIR_TYPES:
+            raise ValueError(
+                f"pair_type must be one of {', '.join(map(repr, PAIR_TYPES))}, got {pair_type!r}"
+            )
+        kind = PAIR_TYPES[pair_type]
         per_pair = M.pair_robustness(a, b, k_values, rr_cutoff)
         out = {}
-        if pair_type == "error":
+        if kind.sides:  # degradation: side a (clean) against side b (typo'd)
             out.update(
                 {k: M.mean_or_nan(v) for k, v in M.error_degradation(a, b, k_values, rr_cutoff).items()}
             )
-            for side, r in (("clean", a), ("error", b)):
-                for k, v in M.effectiveness(r, k_values, rr_cutoff).items():
-                    out[f"mrr_{side}" if k == "mrr" else f"{k}_{side}"] = M.mean_or_nan(v)
+        for side, r in zip(kind.sides, (a, b), strict=False):
+            for k, v in M.effectiveness(r, k_values, rr_cutoff).items():
+                out[kind.side_name(k, side)] = M.mean_or_nan(v)
         out.update({k: M.mean_or_nan(v) for k, v in per_pair.items()})
         out["n_pairs"] = int(a.size)
         return out
