@@ -12,7 +12,7 @@ configuration of the offline default build (``pqb-build`` with no arguments) on 
   percentile of D² over the user's own held-out sentences. The χ²₁₆(0.95) = 26.3 gate is below the
   *median* held-out D² (≈38) of these small-sample Gaussians, so it would exclude most of a user's own
   text; measured on Video_Games with strict max-distance pairs, χ² gives 58 pairs and held-out q95 167;
-* ``max_pairs_tried=1``: strictly the farthest pair (DESIGN.md); failures are counted, not retried;
+* ``max_pairs_tried=1``: strictly the farthest pair (docs/design.md §8); failures are counted, not retried;
 * realizer generation, 50 candidates per product, no semantic gate (see ``pqb.builders.queries.filters``).
 """
 

@@ -2,6 +2,15 @@
 
 ``import pqb.harness`` stays light (numpy only); retrievers with heavy dependencies are imported lazily
 through the model registry.
+
+Wings (``evaluation``, ``retrievers``, ``reporting``, ``integrations``) each say in their ``__init__``
+what they read, write and may import. Core modules (``errors``, ``registry``, ``models``,
+``model_presets``, ``task_registry``) hold the registries.
+Core may import: pqb.dataset, pqb.harness.errors, pqb.harness.registry, pqb.harness.models,
+pqb.harness.model_presets, pqb.harness.task_registry,
+pqb.harness.evaluation.metrics, pqb.harness.evaluation.pairs, pqb.harness.evaluation.pairtypes,
+pqb.harness.evaluation.bootstrap, pqb.harness.retrievers.
+Composition (``cli``) may import every wing.
 """
 
 __version__ = "0.1.0"

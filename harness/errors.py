@@ -124,7 +124,7 @@ class DatasetInvalidError(DataError):
 
 
 class ResultsSchemaError(PQBHarnessError, ValueError):
-    """A results file that does not match ``harness/results_schema.json``."""
+    """A results file that does not match ``harness/evaluation/results_schema.json``."""
 
     exit_code = 1
 

@@ -8,7 +8,7 @@ can always be given with ``pretrained=/path``.
 Two kinds of presets live here:
 
 * **paper systems** (``gte-base``, ``splade``, ``colbertv2``, ``bge-m3``, ``qwen3-reranker-8b``,
-  ``llama-3.1-8b``): the authors' checkpoints by Hub id, with the settings of reference spec §2 except
+  ``llama-3.1-8b``): the authors' checkpoints by Hub id, with the settings of docs/design.md §13 except
   where that spec documents a shortcut we do not copy (ColBERT markers/augmentation, the 16-token
   BGE-M3 multi-vector cut, gold-conditioned reranking).
 * **offline stand-ins** (``minilm``, ``splade-tiny``, ``minilm-splade-tiny``, ``smollm2``): weights

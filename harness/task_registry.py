@@ -54,7 +54,7 @@ class TaskConfig:
         bootstrap: ``{n_boot, seed, unit}`` for the clustered bootstrap CIs (``unit``: what is resampled,
             ``pair``, ``target`` (default) or ``user``; ``--bootstrap_unit`` overrides it).
         macro_average: the authors' variant: average per target ASIN first, then over ASINs; RRstd is
-            then the std over all queries of an ASIN (reference spec §1.2). Syntactic tasks only.
+            then the std over all queries of an ASIN (docs/design.md §15). Syntactic tasks only.
         similarity_gate: the authors' variant: keep pairs with query cosine ≥ this value (needs
             ``gate_model``, a registered dense model name, or precomputed similarities).
         gate_model: model used to embed queries for the gate (``None``: the gate cannot run).
@@ -282,7 +282,7 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
     if PAIR_TYPES[data["pair_type"]].sides and (
         data.get("similarity_gate") is not None or data.get("macro_average")
     ):
-        # the authors' variants exist for syntactic pairs only (reference spec §1.2); the error
+        # the authors' variants exist for syntactic pairs only (docs/design.md §15); the error
         # breakdown by mechanism and the headline Deg@K must be computed over the same pairs
         raise TaskConfigError(f"{source}: similarity_gate and macro_average apply to syntactic tasks only")
     check_task_values(data, source)

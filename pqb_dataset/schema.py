@@ -1,6 +1,6 @@
 """The PQB dataset schema: the one contract shared by ``builders`` (writers) and ``harness`` (readers).
 
-Configs per domain ``d`` (see ``../shared/DESIGN.md`` "Data model"):
+Configs per domain ``d`` (docs/design.md §2):
 
 * ``d`` — benchmark rows, split ``test``: one row per (user, target product). The two rows sharing a
   ``pair_id`` are a *syntactic pair* (same ``asin``, different users). A row whose ``error_query`` is

@@ -55,7 +55,8 @@ def import_graph() -> dict[str, frozenset[str]]:
             else:
                 continue
             for t in targets:
-                if t.startswith("pqb.") and (r := _resolve(t, known)) and r != mod:
+                r = _resolve(t, known) if t.startswith("pqb.") else None
+                if r and r != mod and not mod.startswith(r + "."):  # a parent package is always imported
                     deps.add(r)
         graph[mod] = frozenset(deps)
     return graph

@@ -15,10 +15,10 @@ from pqb.builders.queries.generate import (
     ProductSpec,
     attribute_role,
     build_prompt,
-    derive_seed,
     first_line,
     get_generator,
 )
+from pqb.builders.seeds import derive_seed
 
 # FIXTURES ------------------------------------------------------------------------------------------
 

@@ -19,7 +19,8 @@ from pqb.builders.pairing.pairs import (
     select_for_user,
     select_pair,
 )
-from pqb.builders.queries.generate import Candidate, derive_seed
+from pqb.builders.queries.generate import Candidate
+from pqb.builders.seeds import derive_seed
 from pqb.builders.syntax.gaussian import RankOneDiagGaussian, bhattacharyya, sym_kl
 from pqb.dataset.schema import check_rows
 

@@ -16,7 +16,7 @@ from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.compare import common_tasks, p_value, paired_task
 from pqb.harness.evaluation.evaluator import TaskData
 from pqb.harness.evaluation.pairs import PairSet
-from pqb.harness.results import load_results
+from pqb.harness.evaluation.results import load_results
 from pqb.harness.retrievers.base import Corpus
 from pqb.harness.task_registry import task_from_dict
 

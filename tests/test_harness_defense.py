@@ -9,8 +9,8 @@ from pqb_fixtures import make_tiny_dataset, tiny_tables
 
 from pqb.harness.cli import main
 from pqb.harness.errors import ModelArgsError
+from pqb.harness.evaluation.results import load_results
 from pqb.harness.registry import create_retriever, system_name
-from pqb.harness.results import load_results
 from pqb.harness.retrievers.base import Corpus
 from pqb.harness.retrievers.rewriters import PySpellCheckerRewriter, SymSpellRewriter
 

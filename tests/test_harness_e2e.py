@@ -16,7 +16,7 @@ import pytest
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
 from pqb.harness.cli import main
-from pqb.harness.results import load_results, validate_results
+from pqb.harness.evaluation.results import load_results, validate_results
 
 DATA = Path(__file__).parent / "data"
 

@@ -7,7 +7,7 @@ import pytest
 from pqb_fixtures import make_tiny_dataset
 
 from pqb.harness.cli import main
-from pqb.harness.results import load_results
+from pqb.harness.evaluation.results import load_results
 
 
 def test_gate_without_a_model_is_a_one_line_error(tmp_path, capsys) -> None:

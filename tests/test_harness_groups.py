@@ -13,7 +13,7 @@ from pqb_fixtures import make_tiny_dataset
 
 from pqb.harness.cli import main
 from pqb.harness.errors import ResultsSchemaError
-from pqb.harness.results import group_entry, load_results, validate_results
+from pqb.harness.evaluation.results import group_entry, load_results, validate_results
 
 METRICS = ("flip@10", "rrstd", "hit@10", "mrr")
 

@@ -9,7 +9,7 @@ import pytest
 from pqb_fixtures import make_tiny_dataset
 
 from pqb.harness.cli import main
-from pqb.harness.results import load_results
+from pqb.harness.evaluation.results import load_results
 
 TASKS = ("pqb_syntactic_video_games", "pqb_error_video_games")
 

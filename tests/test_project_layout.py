@@ -7,49 +7,117 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+from project_imports import cycles, import_graph, module_name
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _imported_top_levels(package: str) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        names: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names |= {a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module.split(".")[0])
-        out[str(path.relative_to(ROOT))] = names
+def _rule(docstring: str, label: str) -> list[str] | None:
+    """The module prefixes after ``<label>:`` in a docstring (the line may wrap), or ``None``."""
+    match = re.search(rf"^{label}:(.*?)(?:\.\s*$|\n\s*\n|\Z)", docstring, flags=re.S | re.M)
+    return [p.strip() for p in match.group(1).replace("\n", " ").split(",") if p.strip()] if match else None
+
+
+def _allowed(mod: str, prefixes: list[str]) -> bool:
+    return any(mod == p or mod.startswith(p + ".") for p in prefixes)
+
+
+def _wings() -> dict[str, tuple[Path, str]]:
+    """Installed name of every wing → (its ``__init__``, docstring): the subpackages of builders and harness."""
+    out = {}
+    for folder in ("builders", "harness"):
+        for init in sorted((ROOT / folder).glob("*/**/__init__.py")):
+            out[module_name(init)] = (init, ast.get_docstring(ast.parse(init.read_text())) or "")
     return out
 
 
-def test_builders_never_import_harness() -> None:
-    offenders = [p for p, names in _imported_top_levels("builders").items() if "harness" in names]
-    assert offenders == [], f"builders must depend on pqb_dataset only, not harness: {offenders}"
+def _package_rules(folder: str) -> tuple[str, list[str], list[str]]:
+    """(package, core modules' allowed prefixes, composition modules) from the package docstring."""
+    init = ROOT / folder / "__init__.py"
+    doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+    core = _rule(doc, "Core may import")
+    assert core, f"{init}: the docstring must say 'Core may import: ...'"
+    composition = re.findall(r"``(\w+)``", doc.split("Composition", 1)[1].split("may import", 1)[0])
+    return module_name(init), core, composition
 
 
-def test_harness_never_imports_builders() -> None:
-    offenders = [p for p, names in _imported_top_levels("harness").items() if "builders" in names]
-    assert offenders == [], f"harness must depend on pqb_dataset only, not builders: {offenders}"
+@pytest.mark.parametrize("wing", sorted(_wings()))
+def test_every_wing_says_what_it_reads_writes_and_may_import(wing: str) -> None:
+    init, doc = _wings()[wing]
+    if wing.endswith((".cli", ".tasks")):  # the composition layer and the YAML folder
+        return
+    assert _rule(doc, "May import"), f"{init}: no 'May import:' line"
+    assert re.search(r"^Reads", doc, flags=re.M), f"{init}: no 'Reads' line"
+    assert re.search(r"^(Writes|Reads/writes|.*[Ww]rites)", doc, flags=re.M), f"{init}: no 'Writes' line"
 
 
-def test_schema_package_imports_neither() -> None:
-    bad = {p: n & {"harness", "builders"} for p, n in _imported_top_levels("pqb_dataset").items()}
-    assert not any(bad.values()), bad
+def test_every_module_imports_only_what_its_wing_allows() -> None:
+    """Wings import the core, the shared ``pqb.dataset`` and the wings their docstring names; core modules
+    import only the core; composition modules (pipeline, cli) anything of their own package."""
+    graph, wings = import_graph(), _wings()
+    rules = {pkg: (core, comp) for pkg, core, comp in map(_package_rules, ("builders", "harness"))}
+    offenders = []
+    for mod, deps in sorted(graph.items()):
+        if mod.startswith("pqb.dataset"):
+            allowed = ["pqb.dataset"]
+        else:
+            pkg = ".".join(mod.split(".")[:2])
+            core, composition = rules[pkg]
+            owner = max((w for w in wings if _allowed(mod, [w])), key=len, default=None)
+            top = mod.split(".")[2] if mod.count(".") >= 2 else ""
+            if mod == pkg or top in composition or (owner and owner.endswith(".cli")):
+                allowed = [pkg, "pqb.dataset"]
+            elif owner:
+                # a sub-wing (retrievers.neural) also gets its parent wing's rule
+                chain = [w for w in wings if _allowed(owner, [w])]
+                allowed = [mod.rsplit(".", 1)[0], *chain]
+                for w in chain:
+                    allowed += _rule(wings[w][1], "May import") or []
+                allowed += core
+            else:
+                allowed = [*core, mod]
+        bad = sorted(d for d in deps if not _allowed(d, allowed))
+        if bad:
+            offenders.append(f"{mod} imports {bad}")
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_no_import_cycles() -> None:
+    """Every import counts (lazy ones and ``TYPE_CHECKING`` ones too): a circle means two modules that
+    cannot be understood, tested or moved apart."""
+    assert cycles(import_graph()) == []
+
+
+def test_builders_and_harness_never_import_each_other() -> None:
+    graph = import_graph()
+    crossing = [
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        for d in deps
+        if {m.split(".")[1], d.split(".")[1]} == {"builders", "harness"}
+    ]
+    assert crossing == []
 
 
 def test_every_python_package_is_declared_in_pyproject() -> None:
-    """The package list is explicit (tasks/ is mapped to pqb.harness.tasks); a new subpackage must be added."""
+    """The package list is explicit and maps the folders into the ``pqb`` namespace; a new subpackage
+    must be added, and every declared one must exist."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     declared = set(config["packages"])
-    mapped = {str(Path(v)): k for k, v in config.get("package-dir", {}).items()}
+    dirs = {k: v for k, v in config["package-dir"].items()}
+    assert dirs == {
+        "pqb.builders": "builders", "pqb.harness": "harness", "pqb.harness.tasks": "tasks", "pqb.dataset": "pqb_dataset",
+    }  # fmt: skip
     found = set()
     for init in ROOT.glob("**/__init__.py"):
         rel = init.parent.relative_to(ROOT)
         if rel.parts[0] in {".venv", "tests", "work", "build"} or rel.parts[0].startswith("."):
             continue
-        found.add(mapped.get(str(rel), ".".join(rel.parts)))
+        if rel.parts[0] == "tasks":
+            found.add(".".join(["pqb.harness.tasks", *rel.parts[1:]]))
+        else:
+            found.add(module_name(init))
     assert found == declared, f"undeclared: {sorted(found - declared)}, stale: {sorted(declared - found)}"
 
 

@@ -14,7 +14,7 @@ import tiny_models
 from pqb_fixtures import make_tiny_dataset, tiny_tables
 
 from pqb.harness.cli import main
-from pqb.harness.results import load_results
+from pqb.harness.evaluation.results import load_results
 
 pytestmark = pytest.mark.neural
 

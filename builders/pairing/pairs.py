@@ -1,9 +1,9 @@
-"""Selection and pairing: from candidate pools and user Gaussians to benchmark rows (DESIGN.md decisions).
+"""Selection and pairing: from candidate pools and user Gaussians to benchmark rows (docs/design.md §8).
 
 For each target product with at least two linked users that have a syntactic Gaussian:
 
 1. **Pair**: the two users whose Gaussians are farthest apart (symmetric KL by default, Bhattacharyya as
-   an option). The authors' code never maximised any distance (reference spec §4.6, §8.1); the paper
+   an option). The authors' code never maximised any distance (docs/design.md §11); the paper
    says pairs are "at maximum distributional distance", so we do, and say which distance in the card.
 2. **Select**: for each user of the pair, the candidate with the highest own log-density among those
    *inside* the user's acceptance region (D² ≤ own threshold) *and outside* the partner's
@@ -26,7 +26,8 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from pqb.builders.queries.generate import CANDIDATES_FILE, derive_seed, load_candidates
+from pqb.builders.queries.generate import CANDIDATES_FILE, load_candidates
+from pqb.builders.seeds import derive_seed
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.dataset.progress import bar
 from pqb.dataset.schema import ROWS_SCHEMA, count_term

@@ -6,8 +6,6 @@ filters share the types without importing each other.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -51,9 +49,3 @@ class CandidateGenerator(Protocol):
     name: str
 
     def generate(self, product: ProductSpec, n: int, seed: int) -> list[Candidate]: ...
-
-
-def derive_seed(*parts: Any) -> int:
-    """A 63-bit seed from any parts (e.g. global seed, asin, user): stable across runs and platforms."""
-    h = hashlib.sha256(json.dumps([str(p) for p in parts]).encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "big") >> 1

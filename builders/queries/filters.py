@@ -6,7 +6,7 @@ Order (cheap to expensive): ``empty`` -> ``lexical`` (every core term exactly on
 
 Why "exactly once": the paper promises "same five core terms, same frequencies" across a pair; if
 every candidate has each term once, any two selected candidates satisfy it by construction. The
-authors' code only tested substring presence and had no semantic gate (reference spec §6); ours is
+authors' code only tested substring presence and had no semantic gate (docs/design.md §11); ours is
 optional (the embedding model may be absent) and its threshold is configuration, recorded in the
 manifest.
 """

@@ -1,6 +1,6 @@
 """Candidate query generation: many attribute-constrained queries per target product, behind one interface.
 
-PQB personalises *by selection*, not by prompting (reference spec §6): a pool of candidate queries is
+PQB personalises *by selection*, not by prompting (docs/design.md §7): a pool of candidate queries is
 generated from the product's 5 core attributes with no user information, and each user later gets the
 candidate that lies in their syntactic region (``pqb.builders.pairing.pairs``). So the pool must vary in
 *structure* while keeping the same 5 core terms, each exactly once. Three back-ends share
@@ -29,16 +29,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from pqb.builders.queries.candidate import Candidate, CandidateGenerator, ProductSpec, derive_seed
+from pqb.builders.queries.candidate import Candidate, CandidateGenerator, ProductSpec
 from pqb.builders.queries.filters import FilterConfig, filter_candidates
 from pqb.builders.queries.realizer import RealizerGenerator, attribute_role, skeleton
 from pqb.builders.queries.surface import SurfaceHabits
+from pqb.builders.seeds import derive_seed
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.dataset.progress import bar
 
 __all__ = [
     "CANDIDATES_FILE", "Candidate", "CandidateGenerator", "ProductSpec", "RealizerGenerator", "attribute_role",
-    "derive_seed", "get_generator", "load_candidates", "run_generate",
+    "get_generator", "load_candidates", "run_generate",
 ]  # fmt: skip
 
 CANDIDATES_FILE = "candidates.parquet"
@@ -59,7 +60,7 @@ CANDIDATES_SCHEMA = pa.schema(
 
 
 def build_prompt(product: ProductSpec) -> str:
-    """The authors' generation prompt (reference spec §6), listing exactly the 5 core attributes."""
+    """The authors' generation prompt (docs/design.md §7), listing exactly the 5 core attributes."""
     lines = [f"- {name or 'Attribute'}: {value}" for name, value in product.core]
     return (
         "You are shopping for a product with these 5 known attributes:\n"

@@ -28,8 +28,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pqb.builders.queries.candidate import Candidate, ProductSpec, derive_seed
+from pqb.builders.queries.candidate import Candidate, ProductSpec
 from pqb.builders.queries.surface import SurfaceHabits, apply_habits
+from pqb.builders.seeds import derive_seed
 from pqb.dataset.schema import count_term, term_spans
 
 ROLES: tuple[str, ...] = ("premodifier", "pp", "relative", "coordination", "sentence", "question", "head")

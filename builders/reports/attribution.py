@@ -1,4 +1,4 @@
-"""Syntactic attribution study (the paper's validation table; definitions are ours, spec §7).
+"""Syntactic attribution study (the paper's validation table; definitions are ours, docs/design.md §14).
 
 Setting: every user with a fitted profile; models are fitted on PROFILE embeddings; every score is on
 HELD-OUT sentences. A scorer turns (user model, sentences) into "how likely is u the author" scores,
@@ -10,7 +10,7 @@ giving a score matrix S (held-out sentences × users).
   the default pair set is **all user pairs**; the co-reviewer pairs (users sharing a product, the
   paper's setting) are reported beside it when any exist.
 * **AUROC**: pooled over (sentence, candidate user) pairs, label = the user wrote the sentence
-  (spec §7). Pooling mixes users whose scores live on different scales (a broad Gaussian or a user
+  (docs/design.md §14). Pooling mixes users whose scores live on different scales (a broad Gaussian or a user
   with many profile sentences scores every sentence higher), so we also report **per-user AUROC**:
   for each candidate user, the AUROC of its scores separating its own held-out sentences from
   everyone else's, averaged over users (a verification view, free of cross-user calibration).

@@ -1,6 +1,6 @@
 """Error-sampling validation: can a user be recognised from the typos sampled for them?
 
-The paper's validation table (spec §7, "proposed definitions", which we adopt and document here):
+The paper's validation table (docs/design.md §14; the definitions are the paper's proposed ones, documented here):
 
 * **Texts**: each profiled user's HELD-OUT sentences (never used to build profiles), 4-40 words,
   at most ``max_texts`` per user (seeded choice). They play the role of clean queries.

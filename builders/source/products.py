@@ -1,7 +1,7 @@
-"""Product documents, attributes and the 5 core terms (spec §2.1 and §3.2).
+"""Product documents, attributes and the 5 core terms (docs/design.md §5).
 
 One function, :func:`select_core_terms`, decides a product's attributes everywhere (generation prompt,
-lexical filter, error protection, dataset rows); the authors used two that disagreed (spec §3.2).
+lexical filter, error protection, dataset rows); the authors used two that disagreed (docs/design.md §5).
 
 Core-term priority (our choice, documented because generation quality depends on it):
 

@@ -1,6 +1,6 @@
 """Users: review cleaning, spaCy sentences, the profile/held-out split, qualification and product links.
 
-The split (spec §3.1) hashes a salted, normalised sentence with SHA-1: duplicate sentences always land
+The split (docs/design.md §3, "Users") hashes a salted, normalised sentence with SHA-1: duplicate sentences always land
 on the same side, and the split does not depend on file order or on which other users are present.
 Thresholds are configuration (:class:`UserConfig`): the offline slice has ~20 sentences a user, the
 paper's data ~50.
@@ -39,7 +39,7 @@ class UserConfig:
 
 
 def clean_review_text(text: str) -> str:
-    """Spec §3.1 cleaning: repeated HTML unescape, ``<br>`` → space, other tags removed, spaces collapsed."""
+    """Cleaning (docs/design.md §3): repeated HTML unescape, ``<br>`` → space, other tags removed, spaces collapsed."""
     return collapse_spaces(strip_tags(unescape_html(text or "")))
 
 

@@ -1,4 +1,4 @@
-"""The syntactic encoder: binary rule vector → TruncatedSVD → small MLP → unit vector in R^16 (spec §4.2–4.3).
+"""The syntactic encoder: binary rule vector → TruncatedSVD → small MLP → unit vector in R^16 (docs/design.md §6).
 
 Differences from the authors, on purpose:
 

@@ -1,9 +1,9 @@
-"""Per-user Gaussians with low-rank + diagonal covariance Σ = diag(σ²) + V diag(λ) Vᵀ (spec §4.4–4.5).
+"""Per-user Gaussians with low-rank + diagonal covariance Σ = diag(σ²) + V diag(λ) Vᵀ (docs/design.md §6).
 
 All quantities are exact and use only the structure (O(d·k²) per point, never a d×d inverse):
 
 * Mahalanobis (Woodbury): with D = diag(σ²), a = D⁻¹r, M = diag(λ)⁻¹ + VᵀD⁻¹V,
-  r ᵀΣ⁻¹r = rᵀa − (Vᵀa)ᵀ M⁻¹ (Vᵀa). The authors' "D²" dropped the cross terms (spec §4.4).
+  r ᵀΣ⁻¹r = rᵀa − (Vᵀa)ᵀ M⁻¹ (Vᵀa). The authors' "D²" dropped the cross terms (docs/design.md §11).
 * log det Σ (determinant lemma) = Σ log σ² + log det(I + diag(λ) VᵀD⁻¹V).
 * KL and Bhattacharyya between two such Gaussians reuse the same identities; the average of two
   rank-k + diagonal covariances is rank-2k + diagonal, so Bhattacharyya stays exact.
@@ -171,7 +171,7 @@ def kl(a: LowRankDiagGaussian, b: LowRankDiagGaussian) -> float:
 
 
 def sym_kl(a: LowRankDiagGaussian, b: LowRankDiagGaussian) -> float:
-    """Symmetric KL (Jeffreys divergence) KL(a‖b) + KL(b‖a): our pair-distance default (spec §4.6)."""
+    """Symmetric KL (Jeffreys divergence) KL(a‖b) + KL(b‖a): our pair-distance default (docs/design.md §8)."""
     return kl(a, b) + kl(b, a)
 
 
@@ -188,7 +188,7 @@ def bhattacharyya(a: LowRankDiagGaussian, b: LowRankDiagGaussian) -> float:
 
 
 # --------------------------------------------------------------------------------------------------
-# Thresholds and audit (spec §4.5)
+# Thresholds and audit (docs/design.md §6)
 # --------------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Syntactic rules of a parsed sentence (spec §4.1) and the per-domain rule vocabulary.
+"""Syntactic rules of a parsed sentence (docs/design.md §6) and the per-domain rule vocabulary.
 
 Rules of a sentence with tokens i (coarse POS ``P``, label ``dep``, head ``h``):
 

@@ -1,6 +1,6 @@
 """Syntactic context of a token and hierarchically smoothed per-user, per-context error rates.
 
-Spec §5.2: a writer's slips depend on where a word sits (a determiner inside a relative clause is
+docs/design.md §9: a writer's slips depend on where a word sits (a determiner inside a relative clause is
 typed differently from a sentence-initial verb). Each alphabetic token gets back-off signatures built
 from its spaCy parse; error counts are kept per signature for each user and for everybody.
 
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 BACKOFF_LEVELS: tuple[str, ...] = ("full", "d4", "d3", "clause", "depth", "sibling", "coarse")
-"""All signatures of spec §5.2, recorded for every recovered edit."""
+"""All signatures of docs/design.md §9, recorded for every recovered edit."""
 
 RATE_CHAIN: tuple[str, ...] = ("coarse", "d3", "d4", "full")
 """The nested levels (each refines the previous) used for rate shrinkage, coarse to fine."""
@@ -92,7 +92,7 @@ def _siblings(tok: Any) -> tuple[str, str]:
 
 
 def token_signatures(tok: Any) -> dict[str, str]:
-    """The seven back-off signatures of one parsed spaCy token (spec §5.2)."""
+    """The seven back-off signatures of one parsed spaCy token (docs/design.md §9)."""
     pos, dep, head = tok.pos_, tok.dep_, tok.head.pos_
     gp = tok.head.head.pos_
     depth = _depth(tok)

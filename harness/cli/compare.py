@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pqb.dataset.io import atomic_write_json
     from pqb.harness.evaluation.compare import compare_markdown, compare_results
-    from pqb.harness.results import load_results
+    from pqb.harness.evaluation.results import load_results
     from pqb.harness.task_registry import split_task_list
 
     report = compare_results(
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     print(compare_markdown(report, split_task_list(args.metrics) if args.metrics else None))
     if args.output:
-        from pqb.harness.results import clean_json
+        from pqb.harness.evaluation.results import clean_json
 
         atomic_write_json(args.output, clean_json(report))
         print(f"comparison: {args.output}")

@@ -87,8 +87,8 @@ def bootstrap_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[Any]:
     """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
+    from pqb.harness.evaluation.results import sanitize_model_name
     from pqb.harness.evaluation.resume import load_previous_runs
-    from pqb.harness.results import sanitize_model_name
 
     if args.overwrite == "always":
         return []
@@ -160,9 +160,7 @@ def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
 def _run(args: argparse.Namespace) -> int:
     from pqb.dataset.environment import numeric_environment
     from pqb.harness.evaluation.evaluator import EvaluationOutput, evaluate, load_tasks
-    from pqb.harness.evaluation.resume import resume_inputs
-    from pqb.harness.registry import create_retriever, parse_model_args, system_name
-    from pqb.harness.results import (
+    from pqb.harness.evaluation.results import (
         build_results,
         checkpoint_path,
         summary_table,
@@ -170,6 +168,8 @@ def _run(args: argparse.Namespace) -> int:
         write_checkpoint,
         write_results,
     )
+    from pqb.harness.evaluation.resume import resume_inputs
+    from pqb.harness.registry import create_retriever, parse_model_args, system_name
 
     started, stamp = time.time(), timestamp()
     if args.bootstrap_iters == 0:

@@ -1,7 +1,7 @@
 """Evaluation: task data → pairs, ranking, run cache, metrics, bootstrap CIs, comparisons.
 
 Reads: the dataset (local folder or Hub id) through ``datasets``; TREC runs for ``score``.
-Writes: the run cache under ``PQB_CACHE_DIR``; nothing else (results files are :mod:`pqb.harness.results`).
-May import: pqb.dataset, pqb.harness.errors, pqb.harness.pairtypes, pqb.harness.registry,
-pqb.harness.task_registry, pqb.harness.results, pqb.harness.retrievers.
+Writes: the run cache under ``PQB_CACHE_DIR`` and the results file (:mod:`pqb.harness.evaluation.results`).
+May import: pqb.dataset, pqb.harness.errors, pqb.harness.registry, pqb.harness.task_registry,
+pqb.harness.retrievers.
 """

@@ -44,7 +44,7 @@ from pqb.harness.evaluation.bootstrap import (
 from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.evaluator import TaskData, load_tasks
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.results import stored_ranks
+from pqb.harness.evaluation.results import stored_ranks
 from pqb.harness.task_registry import TaskConfig, task_from_dict
 
 ALPHA = 0.05

@@ -1,7 +1,7 @@
 """PQB's metrics as functions over rank arrays (ranx style): each returns one value per query or pair.
 
 Averaging, macro averages and confidence intervals happen later (:func:`mean_or_nan`,
-:func:`macro_mean`, :mod:`pqb.harness.evaluation.bootstrap`). Definitions (DESIGN.md "Metrics"):
+:func:`macro_mean`, :mod:`pqb.harness.evaluation.bootstrap`). Definitions (docs/design.md §10):
 
 * Hit@K(q) = 1[rank(q) ≤ K];  RR(q) = 1/rank(q) if rank(q) ≤ 200 (``cutoff``) else 0;
   nDCG@10(q) = 1/log2(rank(q) + 1) if rank(q) ≤ 10 else 0 (one relevant document, so IDCG = 1).

@@ -1,10 +1,10 @@
 """Where does the target land? Ranks from score matrices and from ranked lists, with PQB's tie rule.
 
-Tie rule (DESIGN.md, pinned): rank = 1 + #documents scoring *strictly higher* than the target
+Tie rule (docs/design.md §10, pinned): rank = 1 + #documents scoring *strictly higher* than the target
 + #documents scoring *exactly equal* that come earlier in corpus order (corpus sorted by id). This is
 the rank ``pqb.harness.retrievers.base.topk_stable`` would give, so ranks and top-k lists agree. The
 authors resolved ties optimistically (the target wins); near-duplicate product variants make that
-matter (reference spec §8.6), so we also report how often a tie touches the target.
+matter (docs/design.md §11), so we also report how often a tie touches the target.
 
 "Equal" means equal up to ``TIE_RTOL`` relative (:data:`TIE_RTOL`): float32 sums are not
 associative, so the same document scored twice (or an exact duplicate) can differ in the last bit

@@ -75,13 +75,13 @@ class PreviousRun:
     replicates: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     def as_source(self) -> dict[str, Any]:
-        """The mapping :func:`pqb.harness.results.build_results` copies a reused task from."""
+        """The mapping :func:`pqb.harness.evaluation.results.build_results` copies a reused task from."""
         return {**self.data, "_path": str(self.path), "_replicates": self.replicates}
 
 
 def load_previous_runs(folder: Path) -> list[PreviousRun]:
     """Results files and checkpoints in a model folder, newest first (timestamps sort lexically)."""
-    from pqb.harness.results import CHECKPOINT_GLOB, RESULTS_GLOB, load_checkpoint, load_results
+    from pqb.harness.evaluation.results import CHECKPOINT_GLOB, RESULTS_GLOB, load_checkpoint, load_results
 
     files = [*folder.glob(RESULTS_GLOB), *folder.glob(CHECKPOINT_GLOB)]
     runs = []

@@ -2,6 +2,5 @@
 
 Reads: results files only (never the dataset or a model).
 Writes: the leaderboard folder (md/csv/parquet, ``index.html``, figures) and Hub uploads.
-May import: pqb.dataset, pqb.harness.errors, pqb.harness.pairtypes, pqb.harness.results,
-pqb.harness.evaluation.
+May import: pqb.dataset, pqb.harness.errors, pqb.harness.evaluation.
 """

@@ -1,7 +1,7 @@
 """Collect PQB results files into a tidy metric table and the error breakdown, and write the leaderboard.
 
 The leaderboard reads only results files (``<output_path>/<model>/results_<timestamp>.json``, the
-shape ``pqb.harness.results`` defines); it never recomputes a metric from raw runs, so a number in a
+shape ``pqb.harness.evaluation.results`` defines); it never recomputes a metric from raw runs, so a number in a
 table is always a number some run wrote.
 
 Run selection (documented because it decides which number a table shows): the same model may have
@@ -41,11 +41,11 @@ import pandas as pd
 
 from pqb.harness.errors import NoResultsError
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
+from pqb.harness.evaluation.results import COUNT_KEYS, load_results
 from pqb.harness.reporting.tables import (
     AVERAGE,
     KS,
 )
-from pqb.harness.results import COUNT_KEYS, load_results
 
 if TYPE_CHECKING:
     pass

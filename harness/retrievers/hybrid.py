@@ -1,7 +1,7 @@
 """Score fusion of any registered full-scoring retrievers (dense + sparse hybrids).
 
 Each component scores the whole corpus; each row is z-scored per query over the corpus
-((x − mean) / std, std floored at 1e-6 — the paper's BGE-M3 hybrid recipe, reference spec §2.3), and
+((x − mean) / std, std floored at 1e-6 — the paper's BGE-M3 hybrid recipe, docs/design.md §13), and
 the fused score is ``Σ_i w_i · z_i``. Z-scoring puts unbounded sparse scores and cosines on one scale
 without any tuning on the benchmark.
 

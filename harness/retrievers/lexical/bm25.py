@@ -1,5 +1,5 @@
 """BM25 through ``bm25s`` with the paper's setting: ``method="lucene"``, k1=1.5, b=0.75, English
-stopwords, no stemmer (reference spec §2.2).
+stopwords, no stemmer (docs/design.md §13).
 
 Unlike the authors' code (top-20,000 list, library tie order), this retriever scores *every*
 document, so the evaluator computes exact ranks with PQB's pinned tie rule. Scoring is one sparse

@@ -12,7 +12,7 @@ The three heads (Chen et al., 2024; FlagEmbedding ``BGEM3FlagModel``), all over 
 
 Fusion (``fusion``):
 
-* ``zscore`` (default, the paper's, reference spec §2.3): each component z-scored per query over the
+* ``zscore`` (default, the paper's, docs/design.md §13): each component z-scored per query over the
   whole corpus, combined as ``w_d·z_dense + w_s·z_sparse + w_c·z_colbert`` with weights 1.0/0.3/1.0.
 * ``weighted_sum``: FlagEmbedding's ``compute_score`` rule, ``(w_d·dense + w_s·sparse + w_c·colbert)/Σw``.
 

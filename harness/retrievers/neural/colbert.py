@@ -13,7 +13,7 @@ Tokenisation, as ``QueryTokenizer`` / ``DocTokenizer`` in colbert-ir:
 * documents are truncated at ``doc_maxlen`` (180 official; the authors used 64) and the vectors of
   punctuation tokens (``string.punctuation``, the **skiplist**) and padding are dropped.
 
-The authors' variant (no markers, no augmentation, no skiplist, docs cut at 64) is spec §2.2; none of
+The authors' variant (no markers, no augmentation, no skiplist, docs cut at 64) is described in docs/design.md §13; none of
 it is copied here. Search modes (``mode``): ``exhaustive`` — MaxSim against every document in chunks
 (the doc token matrix is cached as float16 ``.npy``), exact full rows; ``rerank`` — a first stage
 (``bm25``) proposes ``first_stage_k`` candidates that MaxSim reorders (``full_scoring`` becomes

@@ -145,7 +145,7 @@ def progress(iterable: Iterable[Any], *, desc: str, total: int | None = None, di
 def document_strings(corpus: Corpus) -> list[str]:
     """The string each model encodes per document: the corpus ``text``, with the title prepended if absent.
 
-    PQB's document text starts with ``product: <title>`` (reference spec §2.1), so usually this is
+    PQB's document text starts with ``product: <title>`` (docs/design.md §13), so usually this is
     exactly ``text``; the title is added only for corpora whose text omits it. No global truncation:
     each model truncates with its own tokenizer limit.
     """
@@ -306,7 +306,7 @@ def load_csr(cache: ArrayCache, prefix: str) -> Any:
 
 
 def zscore_rows(scores: np.ndarray, floor: float = 1e-6) -> np.ndarray:
-    """Per-query z-score over the corpus, std floored (reference spec §2.3); used by every fusion."""
+    """Per-query z-score over the corpus, std floored (docs/design.md §13); used by every fusion."""
     scores = np.asarray(scores, dtype=np.float64)
     mean = scores.mean(axis=1, keepdims=True)
     std = np.maximum(scores.std(axis=1, keepdims=True), floor)
@@ -514,7 +514,7 @@ class FirstStageReranker(NeuralRetriever):
 
     Pipeline per query: first stage (default ``bm25``) top ``first_stage_k``; the first ``rerank_k`` are
     scored by the model (every query — never conditioned on the gold target, unlike the authors'
-    clean-side shortcut, reference spec §2.4); the final list is those ``rerank_k`` sorted by
+    clean-side shortcut, docs/design.md §13); the final list is those ``rerank_k`` sorted by
     (model score + ``rank_prior_weight`` · rank prior, desc; first-stage rank asc) followed by the rest of
     the first-stage list in its own order. Returned scores are monotone: reranked documents keep their
     model score, tail documents get placeholders strictly below it (``min - 1 - j``), so tools that

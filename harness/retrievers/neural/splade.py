@@ -3,7 +3,7 @@
 Representation (Formal et al., SPLADE v2; the paper's P/11 code): for each vocabulary term ``j``,
 ``w_j = max_t log(1 + ReLU(logit_{t,j}))`` over the non-padding tokens ``t`` of the text. Documents and
 queries are truncated at 128 tokens by default — the paper's setting, which hides most of a long
-product description (reference spec §8.6); raise ``doc_max_length`` to see more.
+product description (docs/design.md §13); raise ``doc_max_length`` to see more.
 
 Scores are sparse dot products computed for a whole query batch at once as a scipy CSR product
 ``Q (n_q × V) · Dᵀ (V × n_d)``, so ``score`` returns exact full rows. The document matrix is cached as

@@ -11,7 +11,7 @@ Prompt formats (``prompt_format``):
   whether the Document meets the requirements based on the Query and the Instruct provided. Note that
   the answer can only be "yes" or "no".", user ``<Instruct>: {instruction}\\n<Query>: {query}\\n
   <Document>: {doc}``, assistant prefilled with ``<think>\\n\\n</think>\\n\\n``; tokens "yes"/"no".
-  (The authors used a generic Qwen system message instead, reference spec §8.8.)
+  (The authors used a generic Qwen system message instead, docs/design.md §13.)
 * ``chat`` — the tokenizer's own chat template with a relevance-judge system prompt (Llama-3.1-Instruct).
 * ``plain`` — no template, for base models.
 

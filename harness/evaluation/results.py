@@ -1,6 +1,6 @@
 """The results file: build, write, load and validate (lm-eval ``EvalResults`` shape).
 
-``<output_path>/<model_sanitized>/results_<timestamp>.json`` holds one run; ``harness/results_schema.json``
+``<output_path>/<model_sanitized>/results_<timestamp>.json`` holds one run; ``harness/evaluation/results_schema.json``
 is its JSON Schema and ``docs/results.md`` documents every key. NaN (an empty pair set) is written
 as ``null`` so the file is strict JSON. :func:`load_results` is what the leaderboard reads.
 """
@@ -301,7 +301,7 @@ def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, np.
 
 def results_schema() -> dict[str, Any]:
     return json.loads(
-        resources.files("pqb.harness").joinpath("results_schema.json").read_text(encoding="utf-8")
+        resources.files("pqb.harness.evaluation").joinpath("results_schema.json").read_text(encoding="utf-8")
     )
 
 

@@ -1,0 +1,18 @@
+"""The one way a builder derives a seed from its parts (global seed, ASIN, user, purpose).
+
+Why hash the parts instead of drawing from one generator: each product's and user's random choices
+must not depend on how many others were processed before them (or on which machine, or in which
+order), so adding a product or resuming a build changes nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed from any parts (e.g. global seed, asin, user): stable across runs and platforms."""
+    h = hashlib.sha256(json.dumps([str(p) for p in parts]).encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "big") >> 1
