@@ -33,21 +33,25 @@ def main(argv: list[str] | None = None) -> int:
         from pqb.dataset import settings
 
         settings.PQB_CACHE_DIR = Path(tmp) / "cache"
-        from pqb.builders import stages
+        from pqb.builders.config import BuildConfig
         from pqb.builders.nlp import load_spacy, spacy_model_id
         from pqb.builders.parses import ParseCache, parse_texts
-        from pqb.builders.workdir import read_parquet
+        from pqb.builders.reports.attribution import run_validate_syntax
+        from pqb.builders.source.stage import run_ingest, run_users
+        from pqb.builders.syntax.stage import run_profiles
+        from pqb.builders.workdir import WorkDir, read_parquet
 
         t = time.perf_counter()
         nlp = load_spacy()
         load_s = time.perf_counter() - t
         work = Path(tmp) / "work"
+        wd, cfg = WorkDir(work, args.domain), BuildConfig(source=args.source, n_boot=args.n_boot)
         out: dict = {"spacy_model": spacy_model_id(nlp), "spacy_load_seconds": round(load_s, 3), "stages": {}}
         for name, fn in (
-            ("ingest", lambda: stages.run_ingest(work, args.source, args.domain)),
-            ("users", lambda: stages.run_users(work, args.domain)),
-            ("profiles", lambda: stages.run_profiles(work, args.domain)),
-            ("validate_syntax", lambda: stages.run_validate_syntax(work, args.domain, n_boot=args.n_boot)),
+            ("ingest", lambda: run_ingest(wd, cfg)),
+            ("users", lambda: run_users(wd, cfg)),
+            ("profiles", lambda: run_profiles(wd, cfg)),
+            ("validate_syntax", lambda: run_validate_syntax(wd, cfg)),
         ):
             t = time.perf_counter()
             stats = fn()

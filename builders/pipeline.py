@@ -21,45 +21,24 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from pqb.builders.config import EMBEDDED_DEFAULT, BuildConfig, StageStats
 from pqb.builders.errors import SourceFileNotFoundError
-from pqb.builders.pairing.pairs import PairConfig
-from pqb.builders.queries.filters import FilterConfig, semantic_available
+from pqb.builders.pairing.pairs import run_pair
+from pqb.builders.queries.filters import semantic_available
+from pqb.builders.queries.generate import run_generate
 from pqb.builders.source.amazon import read_summary
+from pqb.builders.source.stage import run_ingest, run_users
+from pqb.builders.syntax.stage import run_profiles
 from pqb.builders.workdir import WorkDir
+from pqb.builders.writing_errors.profiles import run_errors
 from pqb.dataset import settings
 from pqb.dataset.progress import enabled as progress_enabled
 from pqb.dataset.progress import progress_bars
 from pqb.dataset.schema import category_from_domain, domain_from_category
-
-STAGES: tuple[str, ...] = ("ingest", "users", "profiles", "errors", "generate", "pair")
-
-
-@dataclass(frozen=True)
-class BuildConfig:
-    """Everything that decides a build's output besides the source files (recorded in the card)."""
-
-    seed: int = 0
-    link: str = "reviewers"
-    link_users_per_product: int = 4
-    threshold_kind: str = "chi2"
-    threshold_q: float = 0.95
-    error_backend: str = "symspell"
-    generator: str = "realizer"
-    generator_kwargs: dict[str, Any] = field(default_factory=dict)
-    n_candidates: int = 50
-    filters: FilterConfig = field(default_factory=FilterConfig)
-    pair: PairConfig = field(default_factory=PairConfig)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-EMBEDDED_DEFAULT = BuildConfig(link="any", threshold_kind="heldout", threshold_q=0.95)
-"""The configuration of ``pqb-build`` with no arguments (see the module docstring for each choice)."""
 
 
 def with_semantic_default(config: BuildConfig) -> BuildConfig:
@@ -81,102 +60,53 @@ class DomainResult:
         return int(self.stats.get("pair", {}).get("rows", 0) or 0)
 
 
-def _timed(result: DomainResult, name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    t0 = time.perf_counter()
-    stats = fn()
-    result.stats[name] = stats
-    result.seconds[name] = round(time.perf_counter() - t0, 1)
-    return stats
+@dataclass(frozen=True)
+class Step:
+    """One stage of a domain's build: its name (``pqb-build <name>``, the ``--force`` key), the stage
+    function, and what stops the domain after it (a note for the summary, or ``None`` to go on)."""
+
+    name: str
+    run: Callable[..., StageStats]
+    stop: Callable[[StageStats], str | None] = lambda stats: None
+
+
+STAGES: tuple[Step, ...] = (
+    Step("ingest", run_ingest, lambda s: None if s.get("targets") else NO_TARGETS),
+    Step("users", run_users),
+    Step(
+        "profiles",
+        run_profiles,
+        lambda s: None if s.get("gaussians") else "no user Gaussians (no qualified users)",
+    ),
+    Step("errors", run_errors),
+    Step("generate", run_generate),
+    Step("pair", run_pair, lambda s: None if s.get("rows") else "no pairs passed the selection gates"),
+)
+"""The build, in order: every stage has the signature ``run(wd, cfg, *, force) -> StageStats``."""
+NO_TARGETS = "no target products (no product with 5 usable attributes: title-only metadata)"
 
 
 def build_domain(
     domain: str,
-    source: str | Path | None,
     work: Path,
     config: BuildConfig,
     *,
     force: Sequence[str] = (),
-    progress: bool = True,
-    strict: bool = False,
     log: TextIO | None = None,
 ) -> DomainResult:
-    """Run the stages of one domain; stops after ``ingest`` when the domain has no target products.
-
-    ``strict`` makes every bad input line an error at ingest (see :mod:`pqb.builders.source.amazon`).
-    """
-    from pqb.builders import stages
-
+    """Run :data:`STAGES` on one domain, stopping early when a stage leaves nothing to build on."""
     log = log or sys.stderr  # looked up per call: a default bound at import outlives a replaced stderr
-    from pqb.builders.pairing.pairs import run_pair
-    from pqb.builders.queries.generate import run_generate
-    from pqb.builders.writing_errors.profiles import run_errors
-
     res = DomainResult(domain)
     wd = WorkDir(work, domain)
-    f = set(force)
-    print(f"[{domain}] ingest", file=log)
-    ing = _timed(res, "ingest", lambda: stages.run_ingest(work, source, domain, strict, force="ingest" in f))
-    if not ing.get("targets"):
-        res.note = "no target products (no product with 5 usable attributes: title-only metadata)"
-        return res
-    print(f"[{domain}] users", file=log)
-    _timed(
-        res,
-        "users",
-        lambda: stages.run_users(
-            work,
-            domain,
-            seed=config.seed,
-            link=config.link,
-            link_users_per_product=config.link_users_per_product,
-            force="users" in f,
-        ),
-    )
-    print(f"[{domain}] profiles", file=log)
-    prof = _timed(
-        res,
-        "profiles",
-        lambda: stages.run_profiles(
-            work,
-            domain,
-            seed=config.seed,
-            threshold_kind=config.threshold_kind,
-            threshold_q=config.threshold_q,
-            force="profiles" in f,
-        ),
-    )
-    if not prof.get("gaussians"):
-        res.note = "no user Gaussians (no qualified users)"
-        return res
-    print(f"[{domain}] errors", file=log)
-    _timed(
-        res,
-        "errors",
-        lambda: run_errors(wd, backend=config.error_backend, seed=config.seed, force="errors" in f),
-    )
-    print(f"[{domain}] generate", file=log)
-    _timed(
-        res,
-        "generate",
-        lambda: run_generate(
-            wd,
-            backend=config.generator,
-            n=config.n_candidates,
-            seed=config.seed,
-            filter_config=config.filters,
-            generator_kwargs=config.generator_kwargs,
-            force="generate" in f,
-            progress=progress,
-        ),
-    )
-    print(f"[{domain}] pair", file=log)
-    _timed(
-        res,
-        "pair",
-        lambda: run_pair(wd, seed=config.seed, config=config.pair, force="pair" in f, progress=progress),
-    )
-    if not res.rows:
-        res.note = "no pairs passed the selection gates"
+    for step in STAGES:
+        print(f"[{domain}] {step.name}", file=log)
+        t0 = time.perf_counter()
+        stats = step.run(wd, config, force=step.name in force)
+        res.stats[step.name] = stats
+        res.seconds[step.name] = round(time.perf_counter() - t0, 1)
+        if note := step.stop(stats):
+            res.note = note
+            break
     return res
 
 
@@ -211,7 +141,7 @@ def build(
 ) -> list[DomainResult]:
     """Build ``domains`` (default: every category of the local source) and publish those with pairs.
 
-    ``progress=False`` silences every bar, including those inside stages (:mod:`builders.progress`).
+    ``progress=False`` silences every bar, including those inside stages (:mod:`pqb.dataset.progress`).
     """
     from pqb.builders.publish.tables import publish as publish_dataset
 
@@ -222,12 +152,8 @@ def build(
         domains = discover_domains(source)
     progress = progress and progress_enabled()
     with progress_bars(progress):
-        results = [
-            build_domain(
-                d, source, Path(work), config, force=force, progress=progress, strict=strict, log=log
-            )
-            for d in domains
-        ]
+        cfg = replace(config, source=source, strict=strict)
+        results = [build_domain(d, Path(work), cfg, force=force, log=log) for d in domains]
     built = [WorkDir(Path(work), r.domain) for r in results if r.rows]
     if publish and built:
         t1 = time.perf_counter()

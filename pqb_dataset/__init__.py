@@ -1,10 +1,14 @@
-"""PQB dataset: the published benchmark files plus the one schema module shared by harness and builders.
+"""PQB dataset: the published benchmark files plus the small package harness and builders share.
 
 This folder is a Hugging Face dataset repository (``README.md`` dataset card with a YAML ``configs:``
-block and parquet files) *and* a tiny Python package. The package holds only what both sides of the
-project must agree on: the column schema (:mod:`pqb.dataset.schema`), environment settings
-(:mod:`pqb.dataset.settings`) and atomic file writes (:mod:`pqb.dataset.io`). ``builders`` writes
-datasets in this schema, ``harness`` reads them; neither imports the other.
+block and parquet files) *and* the Python package ``pqb.dataset``. The package holds only what both
+sides of the project must agree on or would otherwise write twice: the column schema
+(:mod:`pqb.dataset.schema`), environment settings (:mod:`pqb.dataset.settings`), atomic file writes
+(:mod:`pqb.dataset.io`), the progress switch, range-checked argparse types, the subcommand dispatcher
+(:mod:`pqb.dataset.cli`) and the numeric environment. ``pqb.builders`` writes datasets in this schema,
+``pqb.harness`` reads them; neither imports the other.
+
+May import: the standard library and the base dependencies only (never pqb.builders or pqb.harness).
 """
 
 from pqb.dataset.schema import SCHEMA_VERSION

@@ -144,8 +144,9 @@ def test_reviews_are_deduplicated_on_user_product_text(tmp_path: Path) -> None:
 
 
 def test_ingest_of_a_doubled_file_equals_ingest_of_the_file(tmp_path: Path) -> None:
-    from pqb.builders.stages import run_ingest
-    from pqb.builders.workdir import read_parquet
+    from pqb.builders.config import BuildConfig
+    from pqb.builders.source.stage import run_ingest
+    from pqb.builders.workdir import WorkDir, read_parquet
 
     lines = [_review(f"U{i % 3}", f"P{i % 5}", f"Review number {i}. It works.") for i in range(30)]
     tables = {}
@@ -153,7 +154,9 @@ def test_ingest_of_a_doubled_file_equals_ingest_of_the_file(tmp_path: Path) -> N
         (tmp_path / name).mkdir()
         _write(tmp_path / name / "Video_Games.jsonl", content)
         _write(tmp_path / name / "meta_Video_Games.jsonl", META)
-        stats = run_ingest(tmp_path / f"work_{name}", tmp_path / name)
+        stats = run_ingest(
+            WorkDir(tmp_path / f"work_{name}", "video_games"), BuildConfig(source=tmp_path / name)
+        )
         tables[name] = read_parquet(tmp_path / f"work_{name}" / "video_games" / "reviews.parquet")
         assert stats["reviews"] == 30 and stats["reviews_read"]["duplicate"] == len(content) - 30
     assert tables["once"].equals(tables["twice"])

@@ -9,8 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from pqb.builders.config import EncoderConfig
 from pqb.builders.parses import Parsed
-from pqb.builders.syntax.encoder import EncoderConfig, SyntaxEncoder
+from pqb.builders.syntax.encoder import SyntaxEncoder
 from pqb.dataset.io import sha256_file
 
 FAST = EncoderConfig(n_components=8, epochs=3, batch_size=16, seed=0)
@@ -53,8 +54,9 @@ def test_load_from_workdir_or_clear_error(tmp_path: Path) -> None:
 
 def test_heldout_sentences_never_reach_the_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sentinel rule that only held-out sentences have must not enter the vocabulary (nor SVD/MLP)."""
-    from pqb.builders import stages
-    from pqb.builders.workdir import write_parquet
+    from pqb.builders.config import BuildConfig
+    from pqb.builders.syntax import stage as stages
+    from pqb.builders.workdir import SENTENCES_SCHEMA, USERS_TABLE_SCHEMA, WorkDir, write_parquet
 
     rules, users, products = _rule_sets()
     rows, fake_rules = [], {}
@@ -65,12 +67,12 @@ def test_heldout_sentences_never_reach_the_fit(tmp_path: Path, monkeypatch: pyte
         rows.append({"user_id": u, "parent_asin": p, "review_idx": i, "sent_idx": 0, "sentence_id": f"r{i}s0",
                      "text": text, "split": split})  # fmt: skip
     d = tmp_path / "video_games"
-    write_parquet(pa.Table.from_pylist(rows, schema=stages.SENTENCES_SCHEMA), d / "sentences.parquet")
+    write_parquet(pa.Table.from_pylist(rows, schema=SENTENCES_SCHEMA), d / "sentences.parquet")
     urows = [
         {"user_id": f"u{u}", "n_sentences": 12, "n_profile": 9, "n_heldout": 3, "qualified": True}
         for u in range(5)
     ]
-    write_parquet(pa.Table.from_pylist(urows, schema=stages.USERS_TABLE_SCHEMA), d / "users.parquet")
+    write_parquet(pa.Table.from_pylist(urows, schema=USERS_TABLE_SCHEMA), d / "users.parquet")
 
     class FakeNLP:
         def __init__(self) -> None:
@@ -79,7 +81,7 @@ def test_heldout_sentences_never_reach_the_fit(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(stages, "load_spacy", lambda: FakeNLP())
     monkeypatch.setattr(stages, "parse_texts", lambda texts, nlp=None: [Parsed((t,), (), ()) for t in texts])
     monkeypatch.setattr(stages, "rules_of", lambda p: frozenset(fake_rules[p.pos[0]]))
-    stats = stages.run_profiles(tmp_path, "video_games", encoder_config=FAST, n_subsamples=3)
+    stats = stages.run_profiles(WorkDir(tmp_path, "video_games"), BuildConfig(encoder=FAST, n_subsamples=3))
     vocab = json.loads((d / "syntax" / "vocab.json").read_text())["rules"]
     assert "SENTINEL|HELDOUT" not in vocab
     assert stats["train_sentences"] == sum(r["split"] == "profile" for r in rows)
@@ -131,15 +133,19 @@ def _tiny_source(root: Path) -> Path:
 
 
 def _build(work: Path, src: Path) -> dict:
-    from pqb.builders import stages
-    from pqb.builders.source.users import UserConfig
+    from pqb.builders.config import BuildConfig, UserConfig
+    from pqb.builders.reports.attribution import run_validate_syntax
+    from pqb.builders.source.stage import run_ingest, run_users
+    from pqb.builders.syntax.stage import run_profiles
+    from pqb.builders.workdir import WorkDir
 
-    out = {"ingest": stages.run_ingest(work, src, "video_games")}
-    out["users"] = stages.run_users(
-        work, "video_games", config=UserConfig(min_sentences=8, min_profile=5, min_heldout=1)
-    )
-    out["profiles"] = stages.run_profiles(work, "video_games", encoder_config=FAST, n_subsamples=3)
-    out["validate"] = stages.run_validate_syntax(work, "video_games", n_boot=10)
+    wd = WorkDir(work, "video_games")
+    users = UserConfig(min_sentences=8, min_profile=5, min_heldout=1)
+    cfg = BuildConfig(source=src, users=users, encoder=FAST, n_subsamples=3, n_boot=10)
+    out = {"ingest": run_ingest(wd, cfg)}
+    out["users"] = run_users(wd, cfg)
+    out["profiles"] = run_profiles(wd, cfg)
+    out["validate"] = run_validate_syntax(wd, cfg)
     return out
 
 
@@ -168,22 +174,27 @@ def test_tiny_build_is_deterministic_and_resumable(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_real_slice_end_to_end(tmp_path: Path) -> None:
     """ingest → users → profiles → validate syntax on ../shared/data/amazon2023-mini (≈2 min on 2 cores)."""
-    from pqb.builders import stages
+    from pqb.builders.config import BuildConfig
+    from pqb.builders.reports.attribution import run_validate_syntax
+    from pqb.builders.source.stage import run_ingest, run_users
+    from pqb.builders.syntax.stage import run_profiles
+    from pqb.builders.workdir import WorkDir
     from pqb.dataset import settings
 
     if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
         pytest.skip("offline slice not available")
-    ing = stages.run_ingest(tmp_path, None, "video_games")
+    wd, cfg = WorkDir(tmp_path, "video_games"), BuildConfig(n_boot=20)
+    ing = run_ingest(wd, cfg)
     # 1,345 lines, 2 exact duplicates on (user, product, text) dropped
     assert ing["reviews"] == 1343 and ing["products"] == 1488 and ing["users_ge5_reviews"] == 115
-    users = stages.run_users(tmp_path, "video_games")
+    users = run_users(wd, cfg)
     assert users["users_qualified"] >= 50
-    prof = stages.run_profiles(tmp_path, "video_games")
+    prof = run_profiles(wd, cfg)
     assert (
         prof["gaussians"] == users["users_qualified"]
         and prof["audit_pass"]["audit_numerics"] == prof["gaussians"]
     )
-    val = stages.run_validate_syntax(tmp_path, "video_games", n_boot=20)
+    val = run_validate_syntax(wd, cfg)
     assert val["rank1_diag"]["balanced"] > 0.5  # better than chance on held-out sentences
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from pqb.builders.config import BuildConfig
 from pqb.builders.errors import MissingInputError
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.builders.writing_errors.profiles import ErrorProfiles, run_errors
@@ -56,7 +57,7 @@ def make_workdir(root: Path, heldout: bool = True) -> WorkDir:
 
 def test_run_errors_builds_profiles(tmp_path: Path) -> None:
     wd = make_workdir(tmp_path)
-    stats = run_errors(wd, corrector=FakeCorrector())
+    stats = run_errors(wd, BuildConfig(), corrector=FakeCorrector())
     assert stats["users"] == 3 and stats["users_with_char_edits"] == 2
     prof = ErrorProfiles.load(wd)
     keys = prof.users["u_keys"]
@@ -79,15 +80,15 @@ def test_run_errors_builds_profiles(tmp_path: Path) -> None:
 
 def test_run_errors_is_deterministic_and_skips_when_fresh(tmp_path: Path) -> None:
     a, b = make_workdir(tmp_path / "a"), make_workdir(tmp_path / "b")
-    run_errors(a, corrector=FakeCorrector())
-    run_errors(b, corrector=FakeCorrector())
+    run_errors(a, BuildConfig(), corrector=FakeCorrector())
+    run_errors(b, BuildConfig(), corrector=FakeCorrector())
     for name in ("errors/edits.parquet", "errors/profiles.json"):
         assert (a.path / name).read_bytes() == (b.path / name).read_bytes()
     before = json.loads(a.manifest_path.read_text())["stages"]["errors"]["seconds"]
-    run_errors(WorkDir(tmp_path / "a", "toy"), corrector=FakeCorrector())  # fresh: skipped
+    run_errors(WorkDir(tmp_path / "a", "toy"), BuildConfig(), corrector=FakeCorrector())  # fresh: skipped
     assert json.loads(a.manifest_path.read_text())["stages"]["errors"]["seconds"] == before
 
 
 def test_missing_sentences_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(MissingInputError, match="pqb-build users"):
-        run_errors(WorkDir(tmp_path, "toy"), corrector=FakeCorrector())
+        run_errors(WorkDir(tmp_path, "toy"), BuildConfig(), corrector=FakeCorrector())

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from test_builders_error_profiles import FakeCorrector
 
+from pqb.builders.config import BuildConfig
 from pqb.builders.reports.error_study import CONDITIONS, bootstrap_ci, expected_rank_metrics, run_error_study
 from pqb.builders.workdir import WorkDir, write_parquet
 from pqb.builders.writing_errors.profiles import run_errors
@@ -48,7 +49,7 @@ def _toy(root: Path) -> WorkDir:
                          "split": "heldout"})  # fmt: skip
     wd = WorkDir(root, "toy")
     write_parquet(pa.Table.from_pylist(rows), wd.path / "sentences.parquet")
-    run_errors(wd, corrector=FakeCorrector())
+    run_errors(wd, BuildConfig(), corrector=FakeCorrector())
     return wd
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from pqb.builders.queries.filters import FilterConfig, filter_candidates
+from pqb.builders.config import FilterConfig
+from pqb.builders.queries.filters import filter_candidates
 from pqb.builders.queries.generate import (
     Candidate,
     OpenAIGenerator,

@@ -12,11 +12,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pqb.builders.queries.filters import FilterConfig, lexical_ok
+from pqb.builders.config import BuildConfig, FilterConfig
+from pqb.builders.queries.filters import lexical_ok
 from pqb.builders.queries.generate import load_candidates, run_generate, target_products
 from pqb.builders.source.products import product_row
-from pqb.builders.stages import PRODUCTS_SCHEMA
-from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.workdir import PRODUCTS_SCHEMA, WorkDir, read_parquet, write_parquet
 from pqb.dataset import settings
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -42,9 +42,10 @@ def test_llm_backend_with_smollm2_through_the_generate_stage(tmp_path: Path) -> 
     wd = WorkDir(tmp_path / "work", "video_games")
     write_parquet(pa.Table.from_pylist(rows, schema=PRODUCTS_SCHEMA), wd.file("products.parquet"))
     kwargs = {"model": model_dir, "gguf_file": GGUF, "batch_size": 4, "max_new_tokens": 30}
-    stats = run_generate(
-        wd, backend="llm", n=4, seed=0, filter_config=FilterConfig(), generator_kwargs=kwargs, progress=False
+    cfg = BuildConfig(
+        generator="llm", n_candidates=4, seed=0, filters=FilterConfig(), generator_kwargs=kwargs
     )
+    stats = run_generate(wd, cfg)
     gates = stats["gates"]
     assert stats["targets"] == 2 and gates["products"] == 2
     assert 0 < gates["generated"] <= 8  # empty completions are dropped by the back-end itself

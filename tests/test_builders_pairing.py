@@ -11,14 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pqb.builders.pairing.pairs import (
-    PairConfig,
-    Selection,
-    pair_products,
-    ranked_pairs,
-    select_for_user,
-    select_pair,
-)
+from pqb.builders.config import PairConfig
+from pqb.builders.pairing.pairs import Selection, pair_products, ranked_pairs, select_for_user, select_pair
 from pqb.builders.queries.generate import Candidate
 from pqb.builders.seeds import derive_seed
 from pqb.builders.syntax.gaussian import RankOneDiagGaussian, bhattacharyya, sym_kl

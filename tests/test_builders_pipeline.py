@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pqb.builders.cli import build_parser
-from pqb.builders.pipeline import EMBEDDED_DEFAULT, BuildConfig, DomainResult, discover_domains, summary
+from pqb.builders.config import EMBEDDED_DEFAULT, BuildConfig
+from pqb.builders.pipeline import DomainResult, discover_domains, summary
 from pqb.dataset import settings
 
 

@@ -17,14 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pqb.builders.pairing.pairs import PAIRS_FILE, PairConfig, pair_products
+from pqb.builders.config import BuildConfig, PairConfig
+from pqb.builders.pairing.pairs import pair_products
 from pqb.builders.publish.card import dataset_statistics, parse_stats_table
 from pqb.builders.publish.layout import config_path
 from pqb.builders.publish.tables import check_dataset, pseudonymize, publish, push_to_hub
 from pqb.builders.queries.generate import load_candidates, run_generate
 from pqb.builders.queries.realizer import skeleton
 from pqb.builders.syntax.gaussian import RankOneDiagGaussian, save_gaussians
-from pqb.builders.workdir import WorkDir, write_parquet
+from pqb.builders.workdir import PAIRS, WorkDir, write_parquet
 from pqb.dataset import settings
 from pqb.dataset.schema import ROWS_SCHEMA
 
@@ -99,7 +100,7 @@ def build_workdir(root: Path, seed: int = 0) -> WorkDir:
              for i, u in enumerate(USERS)]  # fmt: skip
     write_parquet(pa.Table.from_pylist(users), wd.file("users.parquet"))
     save_gaussians(wd.file("syntax/gaussians.parquet"), GAUSSIANS)
-    run_generate(wd, n=30, seed=seed, progress=False)
+    run_generate(wd, BuildConfig(n_candidates=30, seed=seed))
     rows, _ = pair_products(
         "video_games", [p for p in products if p["is_target"]], load_candidates(wd.file("candidates.parquet")),
         {a: USERS for a in CORE}, GAUSSIANS, fake_encode, config=PairConfig(), seed=seed,
@@ -107,7 +108,7 @@ def build_workdir(root: Path, seed: int = 0) -> WorkDir:
     )  # fmt: skip
     assert rows, "the synthetic work dir must yield pairs"
     rows.sort(key=lambda r: r["id"])
-    write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), wd.file(PAIRS_FILE))
+    write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), wd.file(PAIRS))
     return wd
 
 
@@ -138,7 +139,7 @@ def test_publish_writes_every_config_and_load_dataset_works_offline(
     import datasets
 
     _, ds = built
-    pairs = pq.read_table(built[0].file(PAIRS_FILE))
+    pairs = pq.read_table(built[0].file(PAIRS))
     n_users = len(set(pairs.column("user_id").to_pylist()))
     for config, n in [
         ("video_games", pairs.num_rows),
@@ -182,7 +183,7 @@ def test_no_raw_user_id_is_published(built: tuple[WorkDir, Path]) -> None:
     for u in USERS:
         assert u.encode() not in blobs
     users = pq.read_table(config_path(ds, "video_games-users")).column("user_id").to_pylist()
-    raw = set(pq.read_table(built[0].file(PAIRS_FILE)).column("user_id").to_pylist())
+    raw = set(pq.read_table(built[0].file(PAIRS)).column("user_id").to_pylist())
     assert sorted(users) == sorted(pseudonymize(u) for u in raw)
     ids = pq.read_table(config_path(ds, "video_games")).column("id")
     assert pc.all(pc.starts_with(ids, "video_games:P")).as_py()
@@ -200,7 +201,7 @@ def test_two_builds_with_the_same_seed_are_byte_identical(
     assert first.keys() == second.keys() and len(first) == 5
     assert all(first[k] == second[k] for k in first)
     other = build_workdir(tmp_path / "work3", seed=1)
-    assert pq.read_table(other.file(PAIRS_FILE)) != pq.read_table(wd.file(PAIRS_FILE))
+    assert pq.read_table(other.file(PAIRS)) != pq.read_table(wd.file(PAIRS))
 
 
 def test_check_passes_on_the_build(built: tuple[WorkDir, Path]) -> None:

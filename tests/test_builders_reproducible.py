@@ -21,13 +21,16 @@ OUTPUTS = ("vocab.json", "svd.safetensors", "encoder.safetensors", "gaussians.pa
 
 @pytest.mark.slow
 def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path: Path) -> None:
-    from pqb.builders import stages
+    from pqb.builders.config import BuildConfig
+    from pqb.builders.source.stage import run_ingest, run_users
+    from pqb.builders.workdir import WorkDir
 
     if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
         pytest.skip("needs the offline slice ../shared/data/amazon2023-mini")
     base = tmp_path / "base"
-    stages.run_ingest(base, None, "video_games")
-    stages.run_users(base, "video_games", link="any")
+    wd = WorkDir(base, "video_games")
+    run_ingest(wd, BuildConfig(link="any"))
+    run_users(wd, BuildConfig(link="any"))
     digests: dict[tuple[str, int], tuple[str, ...]] = {}
     for kernel in runnable_kernels(("Haswell", "SkylakeX", "Zen")):
         for threads in (1, 2):

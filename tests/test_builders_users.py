@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pqb.builders.config import UserConfig
 from pqb.builders.source.users import (
-    UserConfig,
     clean_review_text,
     link_rows,
     sentence_rows,

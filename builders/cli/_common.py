@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pqb.dataset.argtypes import non_negative_int
@@ -43,6 +44,13 @@ def add_link_argument(parser: argparse.ArgumentParser) -> None:
         default="reviewers",
         help="product-user links (default reviewers)",
     )
+
+
+def workdir_of(args: argparse.Namespace) -> Any:
+    """The ``--workdir``/``--domain`` work directory a single-stage command runs in."""
+    from pqb.builders.workdir import WorkDir
+
+    return WorkDir(Path(args.workdir), args.domain)
 
 
 def report(name: str, stats: dict[str, Any]) -> None:

@@ -25,7 +25,7 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from pqb.builders.pipeline import EMBEDDED_DEFAULT as D
+    from pqb.builders.config import EMBEDDED_DEFAULT as D
 
     parser.add_argument("--domain", action="append", default=None, help="domain(s) (default: every category)")
     parser.add_argument(
@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pqb.builders.pipeline import BuildConfig, build
+    from pqb.builders.config import BuildConfig
+    from pqb.builders.pipeline import build
 
     config = BuildConfig(
         seed=args.seed, link=args.link, link_users_per_product=args.link_users_per_product,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
 
 HELP = "Recover each user's writing errors (GEC + ERRANT) and build per-user, per-context error profiles."
 EPILOG = """examples:
@@ -24,11 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pqb.builders.workdir import WorkDir
+    from pqb.builders.config import BuildConfig
     from pqb.builders.writing_errors.profiles import run_errors
 
-    stats = run_errors(
-        WorkDir(args.workdir, args.domain), backend=args.backend, seed=args.seed, force=args.force
-    )
+    cfg = BuildConfig(seed=args.seed, error_backend=args.backend)
+    stats = run_errors(workdir_of(args), cfg, force=args.force)
     report(f"errors {args.domain}", stats)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
 from pqb.dataset.argtypes import positive_int, unit_interval
 
 HELP = "Generate candidate queries per target product (realizer, llm or openai) and filter them."
@@ -46,7 +46,8 @@ def generator_kwargs(args: argparse.Namespace) -> dict[str, str]:
 
 
 def filter_config(args: argparse.Namespace) -> object:
-    from pqb.builders.queries.filters import FilterConfig, semantic_available
+    from pqb.builders.config import FilterConfig
+    from pqb.builders.queries.filters import semantic_available
 
     semantic = args.semantic
     if semantic is None:
@@ -63,12 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pqb.builders.config import BuildConfig
     from pqb.builders.queries.generate import run_generate
-    from pqb.builders.workdir import WorkDir
 
-    stats = run_generate(
-        WorkDir(args.workdir, args.domain), backend=args.backend, n=args.n, seed=args.seed,
-        filter_config=filter_config(args), generator_kwargs=generator_kwargs(args), force=args.force,
+    cfg = BuildConfig(
+        seed=args.seed, generator=args.backend, n_candidates=args.n, filters=filter_config(args),
+        generator_kwargs=generator_kwargs(args),
     )  # fmt: skip
+    stats = run_generate(workdir_of(args), cfg, force=args.force)
     report(f"generate {args.domain}", stats)
     return 0

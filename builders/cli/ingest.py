@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pqb.builders.cli._common import add_stage_arguments, add_strict_argument, report
+from pqb.builders.cli._common import add_stage_arguments, add_strict_argument, report, workdir_of
 
 HELP = "Read a category's reviews and metadata (local dir or the Hub) into the work directory."
 EPILOG = """examples:
@@ -29,12 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pqb.builders.config import BuildConfig
     from pqb.builders.source.amazon import read_summary
-    from pqb.builders.stages import run_ingest
+    from pqb.builders.source.stage import run_ingest
 
-    stats = run_ingest(
-        args.workdir, args.source, args.domain, args.strict, category=args.category, force=args.force
-    )
+    cfg = BuildConfig(seed=args.seed, source=args.source, strict=args.strict, category=args.category)
+    stats = run_ingest(workdir_of(args), cfg, force=args.force)
     report("ingest", stats)
     for what in ("reviews_read", "meta_read"):
         read = stats.get(what, {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
 from pqb.dataset.argtypes import positive_int
 
 HELP = "Select each target's farthest user pair and their queries, then inject each user's errors."
@@ -24,7 +24,7 @@ def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def pair_config(args: argparse.Namespace) -> object:
-    from pqb.builders.pairing.pairs import PairConfig
+    from pqb.builders.config import PairConfig
 
     return PairConfig(
         distance=args.distance, max_pairs_tried=args.max_pairs_tried, inject_errors=not args.no_errors
@@ -37,12 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pqb.builders.config import BuildConfig
     from pqb.builders.pairing.pairs import run_pair
-    from pqb.builders.workdir import WorkDir
 
-    stats = run_pair(
-        WorkDir(args.workdir, args.domain), seed=args.seed, config=pair_config(args), force=args.force,
-        progress=not args.no_progress,
-    )  # fmt: skip
+    stats = run_pair(workdir_of(args), BuildConfig(seed=args.seed, pair=pair_config(args)), force=args.force)
     report(f"pair {args.domain}", stats)
     return 0

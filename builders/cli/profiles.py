@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
 from pqb.dataset.argtypes import open_unit_interval, positive_int
 
 HELP = (
@@ -42,20 +42,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pqb.builders.stages import run_profiles
-    from pqb.builders.syntax.encoder import EncoderConfig
+    from pqb.builders.config import BuildConfig, EncoderConfig
+    from pqb.builders.syntax.stage import run_profiles
 
-    ecfg = EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed)
-
-    stats = run_profiles(
-        args.workdir,
-        args.domain,
+    cfg = BuildConfig(
         seed=args.seed,
-        encoder_config=ecfg,
+        encoder=EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed),
         threshold_kind=args.threshold,
         threshold_q=args.threshold_q,
         encoder_users=args.encoder_users,
-        force=args.force,
     )
+    stats = run_profiles(workdir_of(args), cfg, force=args.force)
     report("profiles", stats)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_link_argument, add_stage_arguments, report
+from pqb.builders.cli._common import add_link_argument, add_stage_arguments, report, workdir_of
 from pqb.dataset.argtypes import at_least, positive_int
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
@@ -32,8 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pqb.builders.source.users import UserConfig
-    from pqb.builders.stages import run_users
+    from pqb.builders.config import BuildConfig, UserConfig
+    from pqb.builders.source.stage import run_users
 
     cfg = UserConfig(
         min_sentences=args.min_sentences,
@@ -43,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
         link_users_per_product=args.link_users_per_product,
         seed=args.seed,
     )
-    report("users", run_users(args.workdir, args.domain, config=cfg, force=args.force))
+    report("users", run_users(workdir_of(args), BuildConfig(seed=args.seed, users=cfg), force=args.force))
     return 0

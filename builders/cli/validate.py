@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from pqb.builders.cli._common import add_stage_arguments, guarded, report
+from pqb.builders.cli._common import add_stage_arguments, guarded, report, workdir_of
 from pqb.dataset.argtypes import positive_int
 
 HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
@@ -55,12 +55,12 @@ def _errors(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     rc = 0
     if args.study in ("syntax", "all"):
-        from pqb.builders.stages import run_validate_syntax
+        from pqb.builders.config import BuildConfig
+        from pqb.builders.reports.attribution import run_validate_syntax
 
         def go() -> None:
-            stats = run_validate_syntax(
-                args.workdir, args.domain, seed=args.seed, n_boot=args.n_boot, force=args.force
-            )
+            cfg = BuildConfig(seed=args.seed, n_boot=args.n_boot)
+            stats = run_validate_syntax(workdir_of(args), cfg, force=args.force)
             report("validate syntax", stats)
             print(f"table: {args.workdir}/{args.domain}/validation/syntax_attribution.md")
 

@@ -20,19 +20,28 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 
-from pqb.builders.queries.generate import CANDIDATES_FILE, load_candidates
+from pqb.builders.config import BuildConfig, PairConfig, StageStats
+from pqb.builders.queries.generate import load_candidates
 from pqb.builders.seeds import derive_seed
-from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.workdir import (
+    CANDIDATES,
+    GAUSSIANS,
+    LINKS,
+    PAIRS,
+    PRODUCTS,
+    SYNTAX_DIR,
+    WorkDir,
+    read_parquet,
+    write_parquet,
+)
 from pqb.dataset.progress import bar
 from pqb.dataset.schema import ROWS_SCHEMA, count_term
-
-PAIRS_FILE = "pairs.parquet"
 
 GATES: tuple[str, ...] = (
     "core_term_not_in_document",  # a core term the target's document does not contain
@@ -52,25 +61,6 @@ class Gaussian(Protocol):
     def mahalanobis2(self, Z: np.ndarray) -> np.ndarray: ...
 
     def logpdf(self, Z: np.ndarray) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class PairConfig:
-    """``distance``: ``sym_kl`` or ``bhattacharyya``. ``max_pairs_tried`` > 1 falls back to the next
-    most distant pairs when the farthest one has no valid selection (1 = strictly the farthest pair).
-    ``audited_only``: pair only users whose Gaussian passed the audit (``audit["valid"]``: numerics,
-    calibration on the audit split, stability). Off by default: users failing it are paired and
-    flagged (``audit_valid`` in ``<d>-users``), and the card reports how many pairs have both users
-    passing; on the small slice the audit passes few users, and pairing only those leaves a handful
-    of pairs (the card and the stage stats say which rule was applied)."""
-
-    distance: str = "sym_kl"
-    max_pairs_tried: int = 1
-    inject_errors: bool = True
-    audited_only: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -265,61 +255,50 @@ def links_by_asin(links: pa.Table) -> dict[str, list[str]]:
     return {k: sorted(set(v)) for k, v in out.items()}
 
 
-def run_pair(
-    workdir: WorkDir,
-    *,
-    seed: int = 0,
-    config: PairConfig | None = None,
-    force: bool = False,
-    progress: bool = True,
-) -> dict[str, Any]:
+def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
     """The ``pair`` stage: candidates + Gaussians + links (+ error profiles) -> ``pairs.parquet``."""
     from pqb.builders.syntax.gaussian import load_gaussians
 
-    config = config or PairConfig()
-    inputs = [
-        workdir.file(n)
-        for n in ("products.parquet", CANDIDATES_FILE, "links.parquet", "syntax/gaussians.parquet")
-    ]
+    seed, config = cfg.seed, cfg.pair
+    inputs = [workdir.file(n) for n in (PRODUCTS, CANDIDATES, LINKS, GAUSSIANS)]
     inputs += (
         sorted(p for p in (workdir.path / "errors").glob("*") if p.is_file()) if config.inject_errors else []
     )
-    inputs += sorted(p for p in (workdir.path / "syntax").glob("*") if p.is_file())
+    inputs += sorted(p for p in (workdir.path / SYNTAX_DIR).glob("*") if p.is_file())
     injector = None
     if config.inject_errors:
         from pqb.builders.writing_errors.injection import ErrorInjector
 
         injector = ErrorInjector.load(workdir.path)
     params = {"seed": seed, **config.as_dict(), "injector": injector.settings() if injector else None}
-    stage = workdir.stage("pair", inputs, params, [PAIRS_FILE])
-    if stage.is_fresh() and not force:
-        return dict(workdir.manifest["stages"]["pair"]["stats"], skipped=True)
+    stage = workdir.stage("pair", inputs, params, [PAIRS])
+    if (done := stage.cached(force)) is not None:
+        return done
     from pqb.builders.syntax.encoder import SyntaxEncoder
 
     products = [
-        r for r in read_parquet(workdir.file("products.parquet")).to_pylist()
+        r for r in read_parquet(workdir.file(PRODUCTS)).to_pylist()
         if r.get("is_target") and len(r.get("core_terms") or []) == 5
     ]  # fmt: skip
     products.sort(key=lambda r: r["parent_asin"])
     encoder = SyntaxEncoder.load(workdir.path)
-    gaussians = load_gaussians(workdir.file("syntax/gaussians.parquet"))
+    gaussians = load_gaussians(workdir.file(GAUSSIANS))
     failed = sorted(u for u, g in gaussians.items() if not g.audit.get("valid"))
     if config.audited_only:
         gaussians = {u: g for u, g in gaussians.items() if g.audit.get("valid")}
     rows, counts = pair_products(
         workdir.domain,
         products,
-        load_candidates(workdir.file(CANDIDATES_FILE)),
-        links_by_asin(read_parquet(workdir.file("links.parquet"))),
+        load_candidates(workdir.file(CANDIDATES)),
+        links_by_asin(read_parquet(workdir.file(LINKS))),
         gaussians,
         lambda texts: np.asarray(encoder.encode(texts)),
         config=config,
         seed=seed,
         injector=injector,
-        progress=progress,
     )
     rows.sort(key=lambda r: r["id"])
-    write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), workdir.file(PAIRS_FILE))
+    write_parquet(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), workdir.file(PAIRS))
     stats = {
         "rows": len(rows),
         "counts": dict(sorted(counts.items())),

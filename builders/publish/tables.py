@@ -24,7 +24,16 @@ import pyarrow as pa
 
 from pqb.builders.errors import SchemaViolationError
 from pqb.builders.publish.layout import DATA_DIR, SHARD, config_path, published_configs
-from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.workdir import (
+    CORPUS,
+    GAUSSIANS,
+    PAIRS,
+    PROFILES,
+    USERS,
+    WorkDir,
+    read_parquet,
+    write_parquet,
+)
 from pqb.dataset import settings
 from pqb.dataset.schema import (
     CONFIG_SCHEMAS,
@@ -107,9 +116,9 @@ def beir_views(rows: Sequence[Mapping[str, Any]]) -> tuple[pa.Table, pa.Table]:
 
 def _error_summaries(workdir: WorkDir) -> Any:
     """Builders II's per-user error profile summary function, or ``None`` when the errors stage has not run."""
-    from pqb.builders.writing_errors.profiles import PROFILES_FILE, ErrorProfiles
+    from pqb.builders.writing_errors.profiles import ErrorProfiles
 
-    if not (workdir.path / PROFILES_FILE).is_file():
+    if not (workdir.path / PROFILES).is_file():
         return None
     return ErrorProfiles.load(workdir.path).summary
 
@@ -118,8 +127,8 @@ def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
     """The ``<d>-users`` config: Gaussian, threshold, sentence counts and error profile of each row user."""
     from pqb.builders.syntax.gaussian import load_gaussians
 
-    gaussians = load_gaussians(workdir.file("syntax/gaussians.parquet"))
-    counts = {str(r["user_id"]): r for r in read_parquet(workdir.file("users.parquet")).to_pylist()}
+    gaussians = load_gaussians(workdir.file(GAUSSIANS))
+    counts = {str(r["user_id"]): r for r in read_parquet(workdir.file(USERS)).to_pylist()}
     summary = _error_summaries(workdir)
     out = []
     for uid in sorted(set(user_ids)):
@@ -156,10 +165,10 @@ def domain_tables(workdir: WorkDir) -> dict[str, pa.Table]:
     """All five configs of one built domain, from its work dir (``pairs.parquet``, ``corpus.parquet``, ...)."""
     from pqb.dataset.schema import CORPUS_SCHEMA, ROWS_SCHEMA
 
-    raw = read_parquet(workdir.file("pairs.parquet")).to_pylist()
+    raw = read_parquet(workdir.file(PAIRS)).to_pylist()
     rows = publish_rows(raw)
     queries, qrels = beir_views(rows)
-    corpus = read_parquet(workdir.file("corpus.parquet")).select(CORPUS_SCHEMA.names)
+    corpus = read_parquet(workdir.file(CORPUS)).select(CORPUS_SCHEMA.names)
     return {
         "rows": pa.Table.from_pylist(rows, schema=ROWS_SCHEMA),
         "corpus": corpus.cast(CORPUS_SCHEMA),

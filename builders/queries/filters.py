@@ -16,12 +16,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pqb.builders.errors import UsageError
+from pqb.builders.config import FilterConfig
 from pqb.dataset.schema import count_term
 
 if TYPE_CHECKING:
@@ -29,34 +28,6 @@ if TYPE_CHECKING:
 
 GATES: tuple[str, ...] = ("empty", "lexical", "length", "duplicate", "semantic")
 _WORD = re.compile(r"\S+")
-
-
-@dataclass(frozen=True)
-class FilterConfig:
-    """Thresholds of the validity gates. ``semantic_threshold`` applies only when ``semantic`` is on.
-
-    0.6 is calibrated on realizer output, which states every attribute verbatim and so is valid by
-    construction: over 1,500 realizer candidates of 30 Video_Games targets, MiniLM cosine to the attribute
-    description was min 0.61, p1 0.66, median 0.76. The gate is meant for model back-ends (which can
-    drift off-topic); the pipeline turns it on for them and off for the realizer, where it costs minutes
-    of CPU and rejects nothing.
-    """
-
-    min_words: int = 5
-    max_words: int = 40
-    semantic: bool = False
-    semantic_threshold: float = 0.6
-    semantic_model: str = "minilm"
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.min_words <= self.max_words:
-            raise UsageError(
-                f"--min-words {self.min_words} / --max-words {self.max_words}: need 1 <= min <= max "
-                "(every candidate would be rejected otherwise)"
-            )
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def normalize(text: str) -> str:

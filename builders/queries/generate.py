@@ -23,35 +23,33 @@ import json
 import os
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from pqb.builders.config import BuildConfig, FilterConfig, StageStats
 from pqb.builders.queries.candidate import Candidate, CandidateGenerator, ProductSpec
-from pqb.builders.queries.filters import FilterConfig, filter_candidates
+from pqb.builders.queries.filters import filter_candidates
 from pqb.builders.queries.realizer import RealizerGenerator, attribute_role, skeleton
 from pqb.builders.queries.surface import SurfaceHabits
 from pqb.builders.seeds import derive_seed
-from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.workdir import (
+    CANDIDATES,
+    CANDIDATES_SCHEMA,
+    PRODUCTS,
+    REVIEWS,
+    WorkDir,
+    read_parquet,
+    write_parquet,
+)
 from pqb.dataset.progress import bar
 
 __all__ = [
-    "CANDIDATES_FILE", "Candidate", "CandidateGenerator", "ProductSpec", "RealizerGenerator", "attribute_role",
+    "CANDIDATES", "Candidate", "CandidateGenerator", "ProductSpec", "RealizerGenerator", "attribute_role",
     "get_generator", "load_candidates", "run_generate",
 ]  # fmt: skip
-
-CANDIDATES_FILE = "candidates.parquet"
-CANDIDATES_SCHEMA = pa.schema(
-    [
-        ("asin", pa.string()),
-        ("cand_idx", pa.int32()),
-        ("text", pa.string()),
-        ("frame", pa.string()),
-        ("backend", pa.string()),
-    ]
-)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -269,26 +267,21 @@ def generate_candidates(
 
 def run_generate(
     workdir: WorkDir,
+    cfg: BuildConfig,
     *,
-    backend: str = "realizer",
-    n: int = 50,
-    seed: int = 0,
-    filter_config: FilterConfig | None = None,
-    generator_kwargs: Mapping[str, Any] | None = None,
-    embed: Callable[[list[str]], Any] | None = None,
     force: bool = False,
-    progress: bool = True,
-) -> dict[str, Any]:
+    embed: Callable[[list[str]], Any] | None = None,
+) -> StageStats:
     """The ``generate`` stage: ``products.parquet`` -> ``candidates.parquet`` (+ per-gate counts).
 
     The realizer's surface-habit rates are measured on the domain's ``reviews.parquet`` (when the work
     dir has one) and recorded in the stage config, so the card shows the rates the pool was drawn with.
     """
-    filter_config = filter_config or FilterConfig()
-    kwargs = dict(generator_kwargs or {})
-    inputs = [workdir.file("products.parquet")]
+    backend, n, seed, filter_config = cfg.generator, cfg.n_candidates, cfg.seed, cfg.filters
+    kwargs = dict(cfg.generator_kwargs)
+    inputs = [workdir.file(PRODUCTS)]
     if backend == "realizer" and "habits" not in kwargs:
-        reviews = workdir.path / "reviews.parquet"
+        reviews = workdir.path / REVIEWS
         texts = read_parquet(reviews).column("text").to_pylist() if reviews.is_file() else []
         kwargs["habits"] = SurfaceHabits.measure(texts).as_dict()
         inputs += [reviews] if reviews.is_file() else []
@@ -299,19 +292,19 @@ def run_generate(
         "filters": filter_config.as_dict(),
         "generator": kwargs,
     }
-    stage = workdir.stage("generate", inputs, config, [CANDIDATES_FILE])
-    if stage.is_fresh() and not force:
-        return dict(workdir.manifest["stages"]["generate"]["stats"], skipped=True)
+    stage = workdir.stage("generate", inputs, config, [CANDIDATES])
+    if (done := stage.cached(force)) is not None:
+        return done
     generator = get_generator(backend, **kwargs)
     if embed is None and filter_config.semantic:
         from pqb.builders.queries.filters import minilm_embedder
 
         embed = minilm_embedder(filter_config.semantic_model)
-    specs = target_products(read_parquet(workdir.file("products.parquet")))
+    specs = target_products(read_parquet(workdir.file(PRODUCTS)))
     table, gates = generate_candidates(
-        specs, generator, n=n, seed=seed, filter_config=filter_config, embed=embed, progress=progress
+        specs, generator, n=n, seed=seed, filter_config=filter_config, embed=embed
     )
-    write_parquet(table, workdir.file(CANDIDATES_FILE))
+    write_parquet(table, workdir.file(CANDIDATES))
     skeletons = {skeleton(t, s.core_terms) for s, t in _spec_texts(specs, table)}
     stats = {
         "targets": len(specs),

@@ -32,6 +32,8 @@ giving a score matrix S (held-out sentences × users).
 
 from __future__ import annotations
 
+import time
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +42,13 @@ import numpy as np
 from scipy import special
 
 from pqb.builders import linalg
+from pqb.builders.config import BuildConfig, StageStats
+from pqb.builders.errors import InsufficientDataError
 from pqb.builders.syntax.gaussian import DIAG_FLOOR, LowRankDiagGaussian, RankOneDiagGaussian
+from pqb.builders.workdir import EMBEDDINGS, SENTENCES, VALIDATION_DIR, WorkDir, read_parquet
+from pqb.dataset.io import atomic_write_json, atomic_write_text
+
+STAGE_VERSION = 1
 
 DECISIVE_MARGIN = 0.5 * float(np.log(10.0))
 """Log-likelihood difference below which a model expresses no preference (Jeffreys: Bayes factor < √10)."""
@@ -367,3 +375,59 @@ def to_markdown(results: Sequence[MethodResult], info: Mapping[str, Any]) -> str
         "users per domain, ~50 sentences each; the slice has far fewer (see info).",
     ]
     return "\n".join(lines) + "\n"
+
+
+# -- the report as a stage: ``pqb-build validate`` ------------------------------------------------------
+
+
+def run_validate_syntax(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
+    """The attribution table (7 models × balanced/AUROC/full-profile, bootstrap CIs) as md + json."""
+    seed, n_boot, domain = cfg.seed, cfg.n_boot, wd.domain
+    emb_path = wd.path / EMBEDDINGS
+    stage = wd.stage(
+        "validate_syntax",
+        [emb_path, wd.path / SENTENCES],
+        {"seed": seed, "n_boot": n_boot, "version": STAGE_VERSION},
+        [f"{VALIDATION_DIR}/syntax_attribution.md", f"{VALIDATION_DIR}/syntax_attribution.json"],
+    )
+    if (done := stage.cached(force)) is not None:
+        return done
+    t0 = time.perf_counter()
+    emb = read_parquet(emb_path).to_pylist()
+    prof: dict[str, list] = defaultdict(list)
+    held: dict[str, list] = defaultdict(list)
+    for r in emb:
+        (prof if r["split"] == "profile" else held)[r["user_id"]].append(r["z"])
+    users = sorted(set(prof) & set(held))
+    reviewed: dict[str, set[str]] = defaultdict(set)
+    for s in read_parquet(wd.path / SENTENCES).select(["user_id", "parent_asin"]).to_pylist():
+        if s["user_id"] in prof:
+            reviewed[s["parent_asin"]].add(s["user_id"])
+    co = sorted({(a, b) for us in reviewed.values() for a in us for b in us if a < b})
+    if len(users) < 2:
+        raise InsufficientDataError(
+            f"{domain}: {len(users)} user(s) with profile and held-out embeddings; need >= 2"
+        )
+    results = run_attribution(
+        {u: np.array(prof[u]) for u in users},
+        {u: np.array(held[u]) for u in users},
+        coreview=co,
+        n_boot=n_boot,
+        seed=seed,
+    )
+    info = {
+        "domain": domain,
+        "users": len(users),
+        "heldout_sentences": sum(len(held[u]) for u in users),
+        "profile_sentences": sum(len(prof[u]) for u in users),
+        "pair_set": "all user pairs",
+        "coreviewer_pairs": len(co),
+        "bootstrap": f"{n_boot} user resamples, seed {seed}",
+    }
+    payload = {"info": info, "results": [r.as_dict() for r in results]}
+    atomic_write_json(wd.file(f"{VALIDATION_DIR}/syntax_attribution.json"), payload)
+    atomic_write_text(wd.file(f"{VALIDATION_DIR}/syntax_attribution.md"), to_markdown(results, info))
+    stats = {**info, "rank1_diag": next(r.as_dict() for r in results if r.key == "rank1_diag"),
+             "seconds": round(time.perf_counter() - t0, 3)}  # fmt: skip
+    stage.done(stats)
+    return stats

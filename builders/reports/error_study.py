@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from pqb.builders.errors import MissingInputError
-from pqb.builders.workdir import WorkDir, read_parquet
+from pqb.builders.workdir import SENTENCES, WorkDir, read_parquet
 from pqb.builders.writing_errors.context import doc_signatures
 from pqb.builders.writing_errors.injection import ErrorInjector, derived_seed
 from pqb.builders.writing_errors.profiles import ErrorProfiles
@@ -120,7 +120,7 @@ def run_error_study(
     """Run the study on a built work dir; write ``validation/error_sampling.{json,md}``; return the JSON."""
     from pqb.builders.nlp import load_spacy
 
-    sp = workdir.path / "sentences.parquet"
+    sp = workdir.path / SENTENCES
     if not sp.is_file():
         raise MissingInputError(
             f"{sp} does not exist; run `pqb-build users --domain {workdir.domain}` first."

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from pqb.builders.workdir import PRODUCTS
 from pqb.builders.writing_errors.mechanisms import OTHER, diff_edits, edit_touches
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_json, atomic_write_text
@@ -97,7 +98,7 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
 
 
 def _our_core_terms(workdir: Path | None, domain: str) -> dict[str, list[str]]:
-    p = workdir / domain / "products.parquet" if workdir else None
+    p = workdir / domain / PRODUCTS if workdir else None
     if not p or not p.is_file():
         return {}
     import pyarrow.parquet as pq

@@ -11,31 +11,11 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
+from pqb.builders.config import UserConfig
 from pqb.builders.parses import ParseCache, split_sentences
 from pqb.builders.text import collapse_spaces, strip_tags, unescape_html
-
-LinkMode = Literal["reviewers", "any"]
-
-
-@dataclass(frozen=True)
-class UserConfig:
-    """Thresholds and choices of the users stage (recorded in the manifest)."""
-
-    min_sentences: int = 10
-    min_profile: int = 8
-    min_heldout: int = 2
-    min_sentence_tokens: int = 3
-    split_salt: str = "pcfg_lopo_v1|"
-    profile_buckets: int = 8  # of 10: SHA-1 mod 10 < 8 → profile (80/20)
-    link: LinkMode = "reviewers"
-    link_users_per_product: int = 4
-    seed: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def clean_review_text(text: str) -> str:

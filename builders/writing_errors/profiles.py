@@ -25,8 +25,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import MissingInputError
-from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.workdir import (
+    EDITS,
+    PRODUCTS,
+    PROFILES,
+    SENTENCES,
+    USERS,
+    WorkDir,
+    read_parquet,
+    write_parquet,
+)
 from pqb.builders.writing_errors.context import (
     BACKOFF_LEVELS,
     Smoothing,
@@ -44,8 +54,6 @@ from pqb.dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS, words
 log = logging.getLogger(__name__)
 
 PROFILES_VERSION = 1
-EDITS_FILE = "errors/edits.parquet"
-PROFILES_FILE = "errors/profiles.json"
 
 EDITS_SCHEMA = pa.schema(
     [
@@ -162,7 +170,7 @@ class ErrorProfiles:
         """Load ``profiles.json`` from a file, a domain work dir, or a :class:`WorkDir`."""
         p = Path(path.path if isinstance(path, WorkDir) else path)
         if p.is_dir():
-            p = p / PROFILES_FILE
+            p = p / PROFILES
         if not p.is_file():
             raise MissingInputError(f"No error profiles at {p}; run `pqb-build errors` first.")
         return cls.from_json(json.loads(p.read_text()))
@@ -285,35 +293,28 @@ def domain_vocabulary(
 
 
 def _read_inputs(wd: WorkDir) -> tuple[pa.Table, pa.Table | None, pa.Table | None]:
-    sp = wd.path / "sentences.parquet"
+    sp = wd.path / SENTENCES
     if not sp.is_file():
         raise MissingInputError(f"{sp} does not exist; run `pqb-build users --domain {wd.domain}` first.")
-    users = read_parquet(wd.path / "users.parquet") if (wd.path / "users.parquet").is_file() else None
-    prods = read_parquet(wd.path / "products.parquet") if (wd.path / "products.parquet").is_file() else None
+    users = read_parquet(wd.path / USERS) if (wd.path / USERS).is_file() else None
+    prods = read_parquet(wd.path / PRODUCTS) if (wd.path / PRODUCTS).is_file() else None
     return read_parquet(sp), users, prods
 
 
 def run_errors(
-    workdir: WorkDir,
-    *,
-    backend: str = "symspell",
-    seed: int = 0,
-    smoothing: Smoothing | None = None,
-    nlp: Any = None,
-    corrector: Any = None,
-    force: bool = False,
-) -> dict[str, Any]:
+    workdir: WorkDir, cfg: BuildConfig, *, force: bool = False, corrector: Any = None
+) -> StageStats:
     """Build ``errors/edits.parquet`` and ``errors/profiles.json`` from the PROFILE sentences.
 
     Only users marked ``qualified`` in ``users.parquet`` (when it exists) are profiled. The stage is
     skipped when its manifest fingerprint is fresh (``force`` rebuilds). ``corrector`` overrides the
-    back-end object (tests pass a fake; its ``backend_id`` then names the back-end). ``seed`` is
-    recorded (the stage draws nothing at random, but every stage config carries it). Returns the stage statistics.
+    back-end named by ``cfg.error_backend`` (tests pass a fake; its ``backend_id`` then names the back-end).
+    ``cfg.seed`` is recorded (the stage draws nothing at random, but every stage config carries it). Returns the stage statistics.
     """
     from pqb.builders.nlp import load_spacy, spacy_model_id
     from pqb.builders.writing_errors.detection import get_corrector
 
-    smoothing = smoothing or Smoothing()
+    backend, seed, smoothing = cfg.error_backend, cfg.seed, Smoothing()
     sents, users, prods = _read_inputs(workdir)
     rows = sents.to_pylist()
     malformed = sum(1 for r in rows if not isinstance(r.get("text"), str) or not r["text"].strip())
@@ -321,31 +322,31 @@ def run_errors(
         keep = {u["user_id"] for u in users.to_pylist() if u["qualified"]}
         rows = [r for r in rows if r["user_id"] in keep]
     if corrector is None:
-        kwargs: dict[str, Any] = {"nlp": nlp} if backend.startswith(("symspell", "gector")) else {}
+        kwargs: dict[str, Any] = {}
         if backend == "symspell":
             kwargs["extra_words"] = domain_vocabulary(((r["user_id"], r["text"]) for r in rows), prods)
         corrector = get_corrector(backend, **kwargs)
     # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
     # users.parquet and products.parquet are optional (see _read_inputs): declared only when present
-    optional = [workdir.path / n for n in ("users.parquet", "products.parquet")]
-    inputs = [workdir.path / "sentences.parquet", *(p for p in optional if p.is_file())]
+    optional = [workdir.path / n for n in (USERS, PRODUCTS)]
+    inputs = [workdir.path / SENTENCES, *(p for p in optional if p.is_file())]
     config = {
         "backend": corrector.backend_id,
         "seed": seed,
         "smoothing": smoothing.to_dict(),
         "version": PROFILES_VERSION,
     }
-    stage = workdir.stage("errors", inputs, config, [EDITS_FILE, PROFILES_FILE])
-    if stage.is_fresh() and not force:
+    stage = workdir.stage("errors", inputs, config, [EDITS, PROFILES])
+    if (done := stage.cached(force)) is not None:
         log.info("errors: fresh, skipped")
-        return dict(workdir.manifest["stages"]["errors"]["stats"])
+        return done
     profile = [
         r
         for r in rows
         if r.get("split") == "profile" and isinstance(r.get("text"), str) and r["text"].strip()
     ]
     profile.sort(key=lambda r: (r["user_id"], r["sentence_id"]))
-    nlp = nlp or load_spacy()
+    nlp = load_spacy()
     texts = [r["text"] for r in profile]
     corrected: list[str] = []
     for i in bar(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):
@@ -365,8 +366,8 @@ def run_errors(
         "n_profile_sentences": len(profile),
         "seed": seed,
     }
-    write_parquet(pa.Table.from_pylist(edit_rows, schema=EDITS_SCHEMA), workdir.file(EDITS_FILE))
-    profiles.save(workdir.file(PROFILES_FILE))
+    write_parquet(pa.Table.from_pylist(edit_rows, schema=EDITS_SCHEMA), workdir.file(EDITS))
+    profiles.save(workdir.file(PROFILES))
     stats = profile_stats(profiles, edit_rows, corrected, texts) | {"malformed_sentences": malformed}
     stage.done(stats)
     return stats

@@ -1,0 +1,171 @@
+"""The source wing's two stages: ``ingest`` (Amazon files → products, corpus, reviews) and ``users``
+(reviews → sentences, the profile/held-out split, qualified users, product links).
+
+Both have the signature every stage has, ``run_<stage>(wd, cfg, *, force=False) -> StageStats``
+(:mod:`pqb.builders.pipeline` runs them in order); the artifacts and their columns are declared in
+:mod:`pqb.builders.workdir`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from typing import Any
+
+import pyarrow as pa
+
+from pqb.builders.config import BuildConfig, StageStats
+from pqb.builders.errors import EmptyInputError
+from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
+from pqb.builders.source.products import product_row
+from pqb.builders.source.users import link_rows, sentence_rows, user_rows
+from pqb.builders.workdir import (
+    CORPUS,
+    LINKS,
+    LINKS_SCHEMA,
+    PRODUCTS,
+    PRODUCTS_SCHEMA,
+    REVIEWS,
+    REVIEWS_SCHEMA,
+    SENTENCES,
+    SENTENCES_SCHEMA,
+    USERS,
+    USERS_TABLE_SCHEMA,
+    WorkDir,
+    read_parquet,
+    write_parquet,
+)
+from pqb.dataset.schema import CORPUS_SCHEMA, category_from_domain
+
+STAGE_VERSION = 1
+
+
+def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
+    """Stream the category's reviews and metadata into products/corpus/reviews parquet files."""
+    category = cfg.category or category_from_domain(wd.domain)
+    src = resolve_source(cfg.source)
+    reviews_path, meta_path = src.reviews_path(category), src.meta_path(category)
+    stage = wd.stage(
+        "ingest",
+        [reviews_path, meta_path],
+        {
+            "source": src.describe(),
+            "category": category,
+            "strict": cfg.strict,
+            "version": STAGE_VERSION,
+            "reader": READER_VERSION,
+        },
+        [PRODUCTS, CORPUS, REVIEWS],
+    )
+    if (done := stage.cached(force)) is not None:
+        return done
+    t0 = time.perf_counter()
+    mstats, rstats = ReadStats(), ReadStats()
+    products: dict[str, dict[str, Any]] = {}
+    dup = no_title = 0
+    for meta in iter_meta(meta_path, mstats, strict=cfg.strict):
+        if not isinstance(meta.get("title"), str) or not meta["title"].strip():
+            no_title += 1
+            continue
+        if meta["parent_asin"] in products:
+            dup += 1
+            continue
+        row = product_row(meta)
+        if row["title"]:
+            products[meta["parent_asin"]] = row
+        else:
+            no_title += 1
+    prows = [products[a] for a in sorted(products)]
+    reviews = []
+    for r in iter_reviews(reviews_path, rstats, strict=cfg.strict):
+        reviews.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": len(reviews),
+                        "text": r["text"]})  # fmt: skip
+    _require_records(rstats, "reviews")
+    _require_records(mstats, "metadata")
+    write_parquet(pa.Table.from_pylist(prows, schema=PRODUCTS_SCHEMA), wd.file(PRODUCTS))
+    corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in prows]
+    write_parquet(pa.Table.from_pylist(corpus, schema=CORPUS_SCHEMA), wd.file(CORPUS))
+    write_parquet(pa.Table.from_pylist(reviews, schema=REVIEWS_SCHEMA), wd.file(REVIEWS))
+    targets = {p["parent_asin"] for p in prows if p["is_target"]}
+    per_user = Counter(r["user_id"] for r in reviews)
+    stats = {
+        "reviews": len(reviews),
+        "users": len(per_user),
+        "users_ge5_reviews": sum(1 for c in per_user.values() if c >= 5),
+        "meta_records": mstats.records,
+        "products": len(prows),
+        "products_without_title": no_title,
+        "duplicate_meta": dup,
+        "targets": len(targets),
+        "reviews_with_meta": sum(1 for r in reviews if r["parent_asin"] in products),
+        "reviews_of_targets": sum(1 for r in reviews if r["parent_asin"] in targets),
+        "reviews_read": rstats.as_dict(),
+        "meta_read": mstats.as_dict(),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    stage.done(stats)
+    return stats
+
+
+def _require_records(stats: ReadStats, what: str) -> None:
+    """Stop at ingest when a file gave nothing, so later stages are not blamed (thresholds, no users)."""
+    if stats.records:
+        return
+    if not stats.lines:
+        raise EmptyInputError(
+            f"{stats.path}: the {what} file has no records (0 non-blank lines); "
+            "download it again or pick another --domain"
+        )
+    counted = ", ".join(f"{k}={n}" for k, n in sorted(stats.counts.items()) if n)
+    first = next((v[0] for v in stats.examples.values() if v), "")
+    raise EmptyInputError(
+        f"{stats.path}: none of its {stats.lines} lines is a usable {what} record "
+        f"({counted}; first: {first}); fix the file"
+    )
+
+
+def run_users(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
+    """Sentences (spaCy boundaries), the profile/held-out split, qualified users and product links."""
+    ucfg = cfg.user_config()
+    nlp = load_spacy()
+    stage = wd.stage(
+        "users",
+        [wd.path / REVIEWS, wd.path / PRODUCTS],
+        {**ucfg.as_dict(), "spacy": spacy_model_id(nlp), "version": STAGE_VERSION},
+        [SENTENCES, USERS, LINKS],
+    )
+    if (done := stage.cached(force)) is not None:
+        return done
+    t0 = time.perf_counter()
+    reviews = read_parquet(wd.path / REVIEWS).to_pylist()
+    products = read_parquet(wd.path / PRODUCTS).select(["parent_asin", "is_target"]).to_pylist()
+    sents = sentence_rows(reviews, ucfg, nlp=nlp)
+    t_parse = time.perf_counter() - t0
+    users = user_rows(sents, ucfg)
+    qualified = [u["user_id"] for u in users if u["qualified"]]
+    reviewers: dict[str, set[str]] = defaultdict(set)
+    for r in reviews:
+        reviewers[r["parent_asin"]].add(r["user_id"])
+    targets = [p["parent_asin"] for p in products if p["is_target"]]
+    links = link_rows(targets, reviewers, qualified, ucfg)
+    write_parquet(pa.Table.from_pylist(sents, schema=SENTENCES_SCHEMA), wd.file(SENTENCES))
+    write_parquet(pa.Table.from_pylist(users, schema=USERS_TABLE_SCHEMA), wd.file(USERS))
+    write_parquet(pa.Table.from_pylist(links, schema=LINKS_SCHEMA), wd.file(LINKS))
+    per_asin = Counter(lk["asin"] for lk in links)
+    stats = {
+        "sentences": len(sents),
+        "profile_sentences": sum(s["split"] == "profile" for s in sents),
+        "heldout_sentences": sum(s["split"] == "heldout" for s in sents),
+        "users": len(users),
+        "users_qualified": len(qualified),
+        "sentences_of_qualified": sum(u["n_sentences"] for u in users if u["qualified"]),
+        "links": len(links),
+        "linked_targets": len(per_asin),
+        "targets_with_2plus_users": sum(1 for c in per_asin.values() if c >= 2),
+        "sentence_seconds": round(t_parse, 3),
+        "sentences_per_second": round(len(sents) / max(t_parse, 1e-9), 1),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    stage.done(stats)
+    return stats
