@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 from pqb.dataset.argtypes import OneLineParser
 
 
-def subcommand_parser(prog: str, description: str, subcommands: Mapping[str, str]) -> argparse.ArgumentParser:
-    """A :class:`OneLineParser` with one subparser per ``name -> module`` entry; ``args._run`` is the
-    chosen module's ``run``."""
+def subcommand_parser(
+    prog: str, description: str, package: str, names: Sequence[str]
+) -> argparse.ArgumentParser:
+    """A :class:`OneLineParser` with one subparser per name, each from module ``<package>.<name>`` (``-``
+    read as ``_``); ``args._run`` is the chosen module's ``run``."""
     parser = OneLineParser(
         prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(
-        dest="command", metavar="{" + ",".join(subcommands) + "}", parser_class=OneLineParser
+        dest="command", metavar="{" + ",".join(names) + "}", parser_class=OneLineParser
     )
-    for name, module_name in subcommands.items():
-        module = importlib.import_module(module_name)
+    for name in names:
+        module = importlib.import_module(f"{package}.{name.replace('-', '_')}")
         p = sub.add_parser(
             name,
             help=module.HELP,

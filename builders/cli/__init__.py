@@ -13,26 +13,28 @@ from pqb.builders.cli._common import guarded
 from pqb.dataset.cli import subcommand_parser
 from pqb.dataset.progress import progress_bars
 
-SUBCOMMANDS: dict[str, str] = {
-    "ingest": "pqb.builders.cli.ingest",
-    "users": "pqb.builders.cli.users",
-    "profiles": "pqb.builders.cli.profiles",
-    "errors": "pqb.builders.cli.errors",
-    "generate": "pqb.builders.cli.generate",
-    "pair": "pqb.builders.cli.pair",
-    "publish": "pqb.builders.cli.publish",
-    "check": "pqb.builders.cli.check",
-    "validate": "pqb.builders.cli.validate",
-    "release": "pqb.builders.cli.release",
-    "compare-release": "pqb.builders.cli.compare_release",
-    "all": "pqb.builders.cli.all",
-}
+SUBCOMMANDS: tuple[str, ...] = (
+    "ingest",
+    "users",
+    "profiles",
+    "errors",
+    "generate",
+    "pair",
+    "publish",
+    "check",
+    "validate",
+    "release",
+    "compare-release",
+    "all",
+)
+"""Each is the module ``pqb.builders.cli.<name>`` (``-`` read as ``_``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     return subcommand_parser(
         "pqb-build",
         "Regenerate the PQB benchmark from Amazon Reviews 2023 (local copy or the Hub).",
+        __name__,
         SUBCOMMANDS,
     )
 

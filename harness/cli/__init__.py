@@ -18,21 +18,23 @@ from collections.abc import Sequence
 from pqb.dataset.cli import subcommand_parser
 from pqb.harness.errors import PQBHarnessError
 
-SUBCOMMANDS: dict[str, str] = {
-    "run": "pqb.harness.cli.run",
-    "ls": "pqb.harness.cli.ls",
-    "validate": "pqb.harness.cli.validate",
-    "leaderboard": "pqb.harness.cli.leaderboard",
-    "compare-paper": "pqb.harness.cli.compare_paper",
-    "compare": "pqb.harness.cli.compare",
-    "score": "pqb.harness.cli.score",
-}
+SUBCOMMANDS: tuple[str, ...] = (
+    "run",
+    "ls",
+    "validate",
+    "leaderboard",
+    "compare-paper",
+    "compare",
+    "score",
+)
+"""Each is the module ``pqb.harness.cli.<name>`` (``-`` read as ``_``)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     return subcommand_parser(
         "pqb-harness",
         "Evaluate retrievers on PQB: Flip@K/RRstd on syntactic pairs, Deg@K/MRRdeg on error pairs.",
+        __name__,
         SUBCOMMANDS,
     )
 
