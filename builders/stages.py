@@ -26,15 +26,16 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pqb.builders.errors import DataError
-from pqb.builders.nlp import load_spacy, spacy_model_id
-from pqb.builders.parses import parse_texts
-from pqb.builders.reports.attribution import run_attribution, to_markdown
+from pqb.builders.executor import Executor
+from pqb.builders.nlp import installed_spacy_model_id, load_spacy, spacy_model_id
+from pqb.builders.parses import ParseCache, parse_texts
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
 from pqb.builders.source.products import product_row
-from pqb.builders.source.users import UserConfig, link_rows, sentence_rows, user_rows
-from pqb.builders.syntax.encoder import SYNTAX_DIR, EncoderConfig, SyntaxEncoder
+from pqb.builders.source.users import UserConfig, count_splits, link_rows, sentence_rows, users_from_counts
+from pqb.builders.syntax.encoder_config import SYNTAX_DIR, EncoderConfig
 from pqb.builders.syntax.gaussian import (
     MIN_CALIBRATION,
     RankOneDiagGaussian,
@@ -46,7 +47,7 @@ from pqb.builders.syntax.gaussian import (
     save_gaussians,
 )
 from pqb.builders.syntax.rules import rules_of
-from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.workdir import ParquetStreamWriter, WorkDir, read_parquet, write_parquet
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.schema import ATTRIBUTE_TYPE, CORPUS_SCHEMA, category_from_domain
 
@@ -81,6 +82,8 @@ EMBEDDINGS_SCHEMA = pa.schema(
     ]
 )
 STAGE_VERSION = 1
+INGEST_BATCH = 50_000
+"""Reviews per Arrow batch written by ingest: its memory is a batch, not the review file."""
 THRESHOLD_RULES = {
     "chi2": "chi2_{d}({q:g}) for every user",
     "heldout": "each user's held-out sentences are split by a salted hash into calibration and audit halves; "
@@ -159,20 +162,29 @@ def run_ingest(
         else:
             no_title += 1
     prows = [products[a] for a in sorted(products)]
-    reviews = []
-    for r in iter_reviews(reviews_path, rstats, strict=strict):
-        reviews.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": len(reviews),
-                        "text": r["text"]})  # fmt: skip
-    _require_records(rstats, "reviews")
-    _require_records(mstats, "metadata")
+    targets = {p["parent_asin"] for p in prows if p["is_target"]}
+    per_user: Counter[str] = Counter()
+    n_reviews = with_meta = of_targets = 0
+    with ParquetStreamWriter(wd.file("reviews.parquet"), REVIEWS_SCHEMA) as out:
+        batch: list[dict[str, Any]] = []
+        for r in iter_reviews(reviews_path, rstats, strict=strict):
+            batch.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": n_reviews,
+                          "text": r["text"]})  # fmt: skip
+            n_reviews += 1
+            per_user[r["user_id"]] += 1
+            with_meta += r["parent_asin"] in products
+            of_targets += r["parent_asin"] in targets
+            if len(batch) == INGEST_BATCH:
+                out.write_rows(batch)
+                batch = []
+        out.write_rows(batch)
+        _require_records(rstats, "reviews")
+        _require_records(mstats, "metadata")
     write_parquet(pa.Table.from_pylist(prows, schema=PRODUCTS_SCHEMA), wd.file("products.parquet"))
     corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in prows]
     write_parquet(pa.Table.from_pylist(corpus, schema=CORPUS_SCHEMA), wd.file("corpus.parquet"))
-    write_parquet(pa.Table.from_pylist(reviews, schema=REVIEWS_SCHEMA), wd.file("reviews.parquet"))
-    targets = {p["parent_asin"] for p in prows if p["is_target"]}
-    per_user = Counter(r["user_id"] for r in reviews)
     stats = {
-        "reviews": len(reviews),
+        "reviews": n_reviews,
         "users": len(per_user),
         "users_ge5_reviews": sum(1 for c in per_user.values() if c >= 5),
         "meta_records": mstats.records,
@@ -180,8 +192,8 @@ def run_ingest(
         "products_without_title": no_title,
         "duplicate_meta": dup,
         "targets": len(targets),
-        "reviews_with_meta": sum(1 for r in reviews if r["parent_asin"] in products),
-        "reviews_of_targets": sum(1 for r in reviews if r["parent_asin"] in targets),
+        "reviews_with_meta": with_meta,
+        "reviews_of_targets": of_targets,
         "reviews_read": rstats.as_dict(),
         "meta_read": mstats.as_dict(),
         "seconds": round(time.perf_counter() - t0, 3),
@@ -212,6 +224,10 @@ def _require_records(stats: ReadStats, what: str) -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+USERS_CHUNK = 20_000
+"""Reviews per chunk of the users stage: its memory is a chunk's rows plus per-user counters."""
+
+
 def run_users(
     workdir: str | Path,
     domain: str = "video_games",
@@ -220,40 +236,57 @@ def run_users(
     link: str = "reviewers",
     link_users_per_product: int = 4,
     config: UserConfig | None = None,
+    executor: Executor | None = None,
     force: bool = False,
 ) -> dict[str, Any]:
-    """Sentences (spaCy boundaries), the profile/held-out split, qualified users and product links."""
+    """Sentences (spaCy boundaries), the profile/held-out split, qualified users and product links.
+
+    Reviews stream through in chunks of :data:`USERS_CHUNK`: each chunk's sentences are split (parses
+    cached as they finish), counted per user and appended to ``sentences.parquet``, so memory does
+    not grow with the review file and a killed run re-parses at most one parse chunk.
+    """
     wd = _wd(workdir, domain)
     cfg = config or UserConfig(link=link, link_users_per_product=link_users_per_product, seed=seed)  # type: ignore[arg-type]
-    nlp = load_spacy()
     stage = wd.stage(
         "users",
         [wd.path / "reviews.parquet", wd.path / "products.parquet"],
-        {**cfg.as_dict(), "spacy": spacy_model_id(nlp), "version": STAGE_VERSION},
+        {**cfg.as_dict(), "spacy": installed_spacy_model_id(), "version": STAGE_VERSION},
         ["sentences.parquet", "users.parquet", "links.parquet"],
     )
     if stage.is_fresh() and not force:
         return _skip(wd, "users")
     t0 = time.perf_counter()
-    reviews = read_parquet(wd.path / "reviews.parquet").to_pylist()
     products = read_parquet(wd.path / "products.parquet").select(["parent_asin", "is_target"]).to_pylist()
-    sents = sentence_rows(reviews, cfg, nlp=nlp)
-    t_parse = time.perf_counter() - t0
-    users = user_rows(sents, cfg)
-    qualified = [u["user_id"] for u in users if u["qualified"]]
-    reviewers: dict[str, set[str]] = defaultdict(set)
-    for r in reviews:
-        reviewers[r["parent_asin"]].add(r["user_id"])
     targets = [p["parent_asin"] for p in products if p["is_target"]]
+    target_set = set(targets)
+    counts: dict[str, list[int]] = {}
+    reviewers: dict[str, set[str]] = defaultdict(set)
+    n_sents = 0
+    reviews = pq.ParquetFile(wd.path / "reviews.parquet")
+    cache = ParseCache.default()
+    with ParquetStreamWriter(wd.file("sentences.parquet"), SENTENCES_SCHEMA) as out:
+        for batch in reviews.iter_batches(batch_size=USERS_CHUNK):
+            chunk = batch.to_pylist()
+            sents = sentence_rows(chunk, cfg, cache=cache, executor=executor)
+            count_splits(sents, counts)
+            out.write_rows(sents)
+            n_sents += len(sents)
+            for r in chunk:
+                if r["parent_asin"] in target_set:
+                    reviewers[r["parent_asin"]].add(r["user_id"])
+    cache.close()
+    t_parse = time.perf_counter() - t0
+    users = users_from_counts(counts, cfg)
+    qualified = [u["user_id"] for u in users if u["qualified"]]
     links = link_rows(targets, reviewers, qualified, cfg)
-    write_parquet(pa.Table.from_pylist(sents, schema=SENTENCES_SCHEMA), wd.file("sentences.parquet"))
     write_parquet(pa.Table.from_pylist(users, schema=USERS_TABLE_SCHEMA), wd.file("users.parquet"))
     write_parquet(pa.Table.from_pylist(links, schema=LINKS_SCHEMA), wd.file("links.parquet"))
     per_asin = Counter(lk["asin"] for lk in links)
+    n_profile = sum(c[0] for c in counts.values())
     stats = {
-        "sentences": len(sents),
-        "profile_sentences": sum(s["split"] == "profile" for s in sents),
-        "heldout_sentences": sum(s["split"] == "heldout" for s in sents),
+        "sentences": n_sents,
+        "profile_sentences": n_profile,
+        "heldout_sentences": n_sents - n_profile,
         "users": len(users),
         "users_qualified": len(qualified),
         "sentences_of_qualified": sum(u["n_sentences"] for u in users if u["qualified"]),
@@ -261,7 +294,7 @@ def run_users(
         "linked_targets": len(per_asin),
         "targets_with_2plus_users": sum(1 for c in per_asin.values() if c >= 2),
         "sentence_seconds": round(t_parse, 3),
-        "sentences_per_second": round(len(sents) / max(t_parse, 1e-9), 1),
+        "sentences_per_second": round(n_sents / max(t_parse, 1e-9), 1),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     stage.done(stats)
@@ -283,6 +316,7 @@ def run_profiles(
     threshold_q: float = 0.95,
     encoder_users: str = "all",
     n_subsamples: int = 20,
+    executor: Executor | None = None,
     force: bool = False,
 ) -> dict[str, Any]:
     """Rules → vocabulary/SVD/encoder on PROFILE sentences → per-user rank-one + diagonal Gaussians.
@@ -297,7 +331,6 @@ def run_profiles(
         raise ValueError(f"threshold_kind must be 'chi2' or 'heldout', got {threshold_kind!r}")
     wd = _wd(workdir, domain)
     ecfg = encoder_config or EncoderConfig(seed=seed)
-    nlp = load_spacy()
     outputs = [f"{SYNTAX_DIR}/{n}" for n in ("vocab.json", "svd.safetensors", "encoder.safetensors",
                                                "encoder.json", "gaussians.parquet", "embeddings.parquet")]  # fmt: skip
     stage = wd.stage(
@@ -310,17 +343,18 @@ def run_profiles(
             "threshold_q": threshold_q,
             "encoder_users": encoder_users,
             "n_subsamples": n_subsamples,
-            "spacy": spacy_model_id(nlp),
+            "spacy": installed_spacy_model_id(),
             "version": STAGE_VERSION,
         },
         outputs,
     )
     if stage.is_fresh() and not force:
         return _skip(wd, "profiles")
+    from pqb.builders.syntax.encoder import SyntaxEncoder  # torch: only when the stage runs
     t0 = time.perf_counter()
     sents = read_parquet(wd.path / "sentences.parquet").to_pylist()
     qualified = {u["user_id"] for u in read_parquet(wd.path / "users.parquet").to_pylist() if u["qualified"]}
-    parsed = parse_texts([s["text"] for s in sents], nlp=nlp)
+    parsed = parse_texts([s["text"] for s in sents], executor=executor)
     rules = [rules_of(p) for p in parsed]
     t_parse = time.perf_counter() - t0
     if len(qualified) < 2:
@@ -426,6 +460,7 @@ def run_validate_syntax(
     )
     if stage.is_fresh() and not force:
         return _skip(wd, "validate_syntax")
+    from pqb.builders.reports.attribution import run_attribution, to_markdown
     t0 = time.perf_counter()
     emb = read_parquet(emb_path).to_pylist()
     prof: dict[str, list] = defaultdict(list)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,31 +34,10 @@ from safetensors.numpy import load_file, save_file
 
 from pqb.builders import linalg
 from pqb.builders.parses import Parsed, parse_texts
+from pqb.builders.syntax.encoder_config import SYNTAX_DIR, EncoderConfig
 from pqb.builders.syntax.rules import RuleVocab, rules_of
 from pqb.dataset.io import atomic_path, atomic_write_json
 from pqb.dataset.progress import bar
-
-SYNTAX_DIR = "syntax"
-
-
-@dataclass(frozen=True)
-class EncoderConfig:
-    n_components: int = 256
-    hidden: int = 128
-    dim: int = 16
-    tau: float = 0.1
-    lr: float = 3e-3
-    batch_size: int = 128
-    epochs: int = 30
-    n_pos: int = 4
-    n_neg: int = 8
-    svd_n_iter: int = 7
-    min_df: int = 2
-    seed: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @contextlib.contextmanager
 def deterministic_torch(seed: int) -> Iterator[None]:
