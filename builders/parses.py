@@ -112,7 +112,6 @@ def _run(
     batch_size: int,
     desc: str,
     executor: Executor | None = None,
-    chunk_size: int = PARSE_CHUNK,
 ) -> list[Any]:
     """Cached parses of ``texts``; the missing ones are parsed in chunks, each cached when it is done.
 
@@ -127,7 +126,7 @@ def _run(
     found = cache.get_many(list(keys.values()))
     todo = [t for t in unique if keys[t] not in found]
     _check_lengths(todo, nlp.max_length if nlp is not None else SPACY_MAX_LENGTH)
-    chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), chunk_size)]
+    chunks = [todo[i : i + PARSE_CHUNK] for i in range(0, len(todo), PARSE_CHUNK)]
     if executor is not None and executor.workers > 1:
         done = executor.map(_parse_chunk, [(kind, c, batch_size) for c in chunks])
     else:
@@ -161,7 +160,9 @@ def split_sentences(
     executor: Executor | None = None,
 ) -> list[list[tuple[str, int]]]:
     """spaCy (parser-based) sentence boundaries of each text: ``[(sentence, n_tokens), ...]`` per text."""
-    raw = _run("sents", texts, nlp=nlp, cache=cache, batch_size=batch_size, desc="sentences", executor=executor)
+    raw = _run(
+        "sents", texts, nlp=nlp, cache=cache, batch_size=batch_size, desc="sentences", executor=executor
+    )
     return [[(s, int(n)) for s, n in r] for r in raw]
 
 

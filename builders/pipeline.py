@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from pqb.builders.executor import Executor
 from pqb.builders.pairing.pairs import PairConfig
 from pqb.builders.queries.filters import FilterConfig, semantic_available
 from pqb.builders.source.amazon import SourceFileNotFoundError, read_summary
@@ -98,10 +99,13 @@ def build_domain(
     progress: bool = True,
     strict: bool = False,
     log: TextIO | None = None,
+    executor: Executor | None = None,
 ) -> DomainResult:
     """Run the stages of one domain; stops after ``ingest`` when the domain has no target products.
 
     ``strict`` makes every bad input line an error at ingest (see :mod:`pqb.builders.source.amazon`).
+    ``executor`` runs the parse maps (:mod:`pqb.builders.executor`; default: this process); it is not
+    part of any fingerprint, because it does not change a byte of the output.
     """
     from pqb.builders import stages
 
@@ -128,6 +132,7 @@ def build_domain(
             seed=config.seed,
             link=config.link,
             link_users_per_product=config.link_users_per_product,
+            executor=executor,
             force="users" in f,
         ),
     )
@@ -141,6 +146,7 @@ def build_domain(
             seed=config.seed,
             threshold_kind=config.threshold_kind,
             threshold_q=config.threshold_q,
+            executor=executor,
             force="profiles" in f,
         ),
     )
@@ -207,6 +213,7 @@ def build(
     progress: bool = True,
     strict: bool = False,
     log: TextIO | None = None,
+    executor: Executor | None = None,
 ) -> list[DomainResult]:
     """Build ``domains`` (default: every category of the local source) and publish those with pairs.
 
@@ -223,7 +230,15 @@ def build(
     with progress_bars(progress):
         results = [
             build_domain(
-                d, source, Path(work), config, force=force, progress=progress, strict=strict, log=log
+                d,
+                source,
+                Path(work),
+                config,
+                force=force,
+                progress=progress,
+                strict=strict,
+                log=log,
+                executor=executor,
             )
             for d in domains
         ]

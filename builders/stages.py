@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from pqb.builders.errors import DataError
 from pqb.builders.executor import Executor
-from pqb.builders.nlp import installed_spacy_model_id, load_spacy, spacy_model_id
+from pqb.builders.nlp import installed_spacy_model_id
 from pqb.builders.parses import ParseCache, parse_texts
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
 from pqb.builders.source.products import product_row
@@ -351,6 +351,7 @@ def run_profiles(
     if stage.is_fresh() and not force:
         return _skip(wd, "profiles")
     from pqb.builders.syntax.encoder import SyntaxEncoder  # torch: only when the stage runs
+
     t0 = time.perf_counter()
     sents = read_parquet(wd.path / "sentences.parquet").to_pylist()
     qualified = {u["user_id"] for u in read_parquet(wd.path / "users.parquet").to_pylist() if u["qualified"]}
@@ -461,6 +462,7 @@ def run_validate_syntax(
     if stage.is_fresh() and not force:
         return _skip(wd, "validate_syntax")
     from pqb.builders.reports.attribution import run_attribution, to_markdown
+
     t0 = time.perf_counter()
     emb = read_parquet(emb_path).to_pylist()
     prof: dict[str, list] = defaultdict(list)

@@ -97,8 +97,10 @@ class ParquetStreamWriter:
 
     def close(self) -> None:
         if self._buffered or not self.rows:
-            self._writer.write_table(pa.concat_tables(self._buf) if self._buf else self.schema.empty_table(),
-                                     row_group_size=ROW_GROUP_SIZE)
+            self._writer.write_table(
+                pa.concat_tables(self._buf) if self._buf else self.schema.empty_table(),
+                row_group_size=ROW_GROUP_SIZE,
+            )
         self._writer.close()
         self._ctx.__exit__(None, None, None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report
+from pqb.builders.cli._common import add_executor_arguments, add_stage_arguments, executor_from_args, report
 from pqb.dataset.argtypes import open_unit_interval, positive_int
 
 HELP = (
@@ -18,6 +18,7 @@ EPILOG = """examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
+    add_executor_arguments(parser)
     parser.add_argument(
         "--threshold", choices=("chi2", "heldout"), default="chi2", help="acceptance threshold kind"
     )
@@ -47,15 +48,20 @@ def run(args: argparse.Namespace) -> int:
 
     ecfg = EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed)
 
-    stats = run_profiles(
-        args.workdir,
-        args.domain,
-        seed=args.seed,
-        encoder_config=ecfg,
-        threshold_kind=args.threshold,
-        threshold_q=args.threshold_q,
-        encoder_users=args.encoder_users,
-        force=args.force,
-    )
+    executor = executor_from_args(args)
+    try:
+        stats = run_profiles(
+            args.workdir,
+            args.domain,
+            seed=args.seed,
+            encoder_config=ecfg,
+            threshold_kind=args.threshold,
+            threshold_q=args.threshold_q,
+            encoder_users=args.encoder_users,
+            executor=executor,
+            force=args.force,
+        )
+    finally:
+        executor.close()
     report("profiles", stats)
     return 0

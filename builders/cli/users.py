@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_link_argument, add_stage_arguments, report
+from pqb.builders.cli._common import (
+    add_executor_arguments,
+    add_link_argument,
+    add_stage_arguments,
+    executor_from_args,
+    report,
+)
 from pqb.dataset.argtypes import at_least, positive_int
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
@@ -16,6 +22,7 @@ EPILOG = """examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
+    add_executor_arguments(parser)
     add_link_argument(parser)
     parser.add_argument(
         "--link-users-per-product", type=positive_int, default=4, help="users per target with --link any"
@@ -43,5 +50,9 @@ def run(args: argparse.Namespace) -> int:
         link_users_per_product=args.link_users_per_product,
         seed=args.seed,
     )
-    report("users", run_users(args.workdir, args.domain, config=cfg, force=args.force))
+    executor = executor_from_args(args)
+    try:
+        report("users", run_users(args.workdir, args.domain, config=cfg, executor=executor, force=args.force))
+    finally:
+        executor.close()
     return 0

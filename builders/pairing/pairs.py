@@ -125,7 +125,9 @@ def ranked_pairs(
             kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
             candidates = np.flatnonzero(hi >= kth)  # every pair of the exact top k is among these
     exact = np.array([float(distance(gs[ii[c]], gs[jj[c]])) for c in candidates])
-    order = np.lexsort((jj[candidates], ii[candidates], -exact))[:k]  # fitted is sorted: index order = id order
+    order = np.lexsort((jj[candidates], ii[candidates], -exact))[
+        :k
+    ]  # fitted is sorted: index order = id order
     return [(float(exact[o]), fitted[ii[candidates[o]]], fitted[jj[candidates[o]]]) for o in order]
 
 

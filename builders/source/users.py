@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -112,7 +111,9 @@ def user_rows(sentences: Iterable[Mapping[str, Any]], cfg: UserConfig = UserConf
     return users_from_counts(counts, cfg)
 
 
-def users_from_counts(counts: Mapping[str, Sequence[int]], cfg: UserConfig = UserConfig()) -> list[dict[str, Any]]:
+def users_from_counts(
+    counts: Mapping[str, Sequence[int]], cfg: UserConfig = UserConfig()
+) -> list[dict[str, Any]]:
     """:func:`user_rows` from per-user ``[profile, heldout]`` counts."""
     out = []
     for uid in sorted(counts):

@@ -39,6 +39,7 @@ from pqb.builders.syntax.rules import RuleVocab, rules_of
 from pqb.dataset.io import atomic_path, atomic_write_json
 from pqb.dataset.progress import bar
 
+
 @contextlib.contextmanager
 def deterministic_torch(seed: int) -> Iterator[None]:
     """One thread, deterministic kernels, seeded; restores the previous settings afterwards."""
@@ -218,9 +219,10 @@ class SyntaxEncoder:
         rule_sets: Sequence[frozenset[str]],
         users: Sequence[str],
         products: Sequence[str],
-        cfg: EncoderConfig = EncoderConfig(),
+        cfg: EncoderConfig | None = None,
     ) -> SyntaxEncoder:
         """Fit vocabulary, SVD and MLP on PROFILE sentences (their rule sets, authors and products)."""
+        cfg = cfg or EncoderConfig()
         vocab = RuleVocab.fit(rule_sets, cfg.min_df)
         if len(vocab) < 2:
             raise ValueError(

@@ -221,7 +221,14 @@ def sym_kl_matrix(gs: Sequence[LowRankDiagGaussian]) -> tuple[np.ndarray, np.nda
     um = mu_u - (u * mu).sum(axis=1)[None, :]
     t_low = lam[:, None] * (t_vv - uv * uv / m)
     kl = 0.5 * (
-        t_diag - t_corr / m + t_low + (q_aa - 2 * q_ab + q_bb) - um * um / m - d + logdet[None, :] - logdet[:, None]
+        t_diag
+        - t_corr / m
+        + t_low
+        + (q_aa - 2 * q_ab + q_bb)
+        - um * um / m
+        - d
+        + logdet[None, :]
+        - logdet[:, None]
     )
     mag = (
         b_diag + (np.abs(t_corr) + b_corr) / m + np.abs(lam[:, None]) * (b_vv + np.abs(t_vv) + (uv * uv + 2 * np.abs(uv) * b_uv) / m)
