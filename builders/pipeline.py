@@ -178,7 +178,9 @@ def build_domain(
     _timed(
         res,
         "pair",
-        lambda: run_pair(wd, seed=config.seed, config=config.pair, force="pair" in f, progress=progress),
+        lambda: run_pair(
+            wd, seed=config.seed, config=config.pair, force="pair" in f, progress=progress, executor=executor
+        ),
     )
     if not res.rows:
         res.note = "no pairs passed the selection gates"

@@ -25,6 +25,8 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
+from pqb.builders.executor import Executor
+from pqb.builders.parses import parse_texts
 from pqb.builders.queries.generate import CANDIDATES_FILE, derive_seed, load_candidates
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.dataset.progress import bar
@@ -296,8 +298,13 @@ def run_pair(
     config: PairConfig | None = None,
     force: bool = False,
     progress: bool = True,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
-    """The ``pair`` stage: candidates + Gaussians + links (+ error profiles) -> ``pairs.parquet``."""
+    """The ``pair`` stage: candidates + Gaussians + links (+ error profiles) -> ``pairs.parquet``.
+
+    With an ``executor`` the candidates of every target are parsed there first, in chunks, into the
+    parse cache; the per-product encoding then reads the cache (same parses, same bits).
+    """
     from pqb.builders.syntax.gaussian import load_gaussians
 
     config = config or PairConfig()
@@ -330,10 +337,14 @@ def run_pair(
     failed = sorted(u for u, g in gaussians.items() if not g.audit.get("valid"))
     if config.audited_only:
         gaussians = {u: g for u, g in gaussians.items() if g.audit.get("valid")}
+    candidates = load_candidates(workdir.file(CANDIDATES_FILE))
+    if executor is not None and executor.workers > 1:
+        pools = (candidates.get(str(p["parent_asin"])) or [] for p in products)
+        parse_texts(sorted({c.text for pool in pools for c in pool}), executor=executor)
     rows, counts = pair_products(
         workdir.domain,
         products,
-        load_candidates(workdir.file(CANDIDATES_FILE)),
+        candidates,
         links_by_asin(read_parquet(workdir.file("links.parquet"))),
         gaussians,
         lambda texts: np.asarray(encoder.encode(texts)),
