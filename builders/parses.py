@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pqb.builders.errors import TextTooLongError
-from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.executor import Executor
+from pqb.builders.nlp import SPACY_MAX_LENGTH, installed_spacy_model_id, load_spacy, spacy_model_id
 from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
@@ -86,31 +87,52 @@ def _check_lengths(texts: Sequence[str], max_length: int) -> None:
         )
 
 
+PARSE_CHUNK = 2000
+"""Texts per parse chunk: the unit of work handed to the executor and of each parse-cache write, so a
+killed stage loses at most this many parses and a rerun parses only what the cache lacks."""
+
+
+def _parse_chunk(job: tuple[str, list[str], int]) -> list[Any]:
+    """One chunk in whichever process the executor chose: spaCy loads once per process (cached)."""
+    kind, texts, batch_size = job
+    nlp = load_spacy()
+    return [_CONVERT[kind](doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+
+
 def _run(
     kind: str,
     texts: Sequence[str],
-    convert: Any,
     *,
     nlp: Any | None,
     cache: ParseCache | None,
     batch_size: int,
     desc: str,
+    executor: Executor | None = None,
 ) -> list[Any]:
-    nlp = nlp if nlp is not None else load_spacy()
+    """Cached parses of ``texts``; the missing ones are parsed in chunks, each cached when it is done.
+
+    With an ``executor`` of more than one worker the chunks are parsed there (``nlp`` must then be
+    the default pipeline, which each worker loads itself); otherwise in this process with ``nlp``,
+    loaded only when some text is not cached.
+    """
     cache = cache if cache is not None else ParseCache.default()
-    model = spacy_model_id(nlp)
+    model = spacy_model_id(nlp) if nlp is not None else installed_spacy_model_id()
     unique = sorted(set(texts))
     keys = {t: stable_hash(kind, model, t, length=24) for t in unique}
     found = cache.get_many(list(keys.values()))
     todo = [t for t in unique if keys[t] not in found]
-    _check_lengths(todo, nlp.max_length)
-    new: dict[str, Any] = {}
-    if todo:
-        docs = nlp.pipe(todo, batch_size=batch_size)
-        for t, doc in bar(zip(todo, docs, strict=True), total=len(todo), desc=desc, leave=False):
-            new[keys[t]] = convert(doc)
+    _check_lengths(todo, nlp.max_length if nlp is not None else SPACY_MAX_LENGTH)
+    chunks = [todo[i : i + PARSE_CHUNK] for i in range(0, len(todo), PARSE_CHUNK)]
+    if executor is not None and executor.workers > 1:
+        done = executor.map(_parse_chunk, [(kind, c, batch_size) for c in chunks])
+    else:
+        pipe = nlp if nlp is not None else (load_spacy() if chunks else None)
+        done = ([_CONVERT[kind](d) for d in pipe.pipe(c, batch_size=batch_size)] for c in chunks)
+    for chunk, values in bar(zip(chunks, done, strict=True), total=len(chunks), desc=desc, unit="chunk",
+                             leave=False):  # fmt: skip
+        new = {keys[t]: v for t, v in zip(chunk, values, strict=True)}
         cache.put_many(new)
-    found.update(new)
+        found.update(new)
     return [found[keys[t]] for t in texts]
 
 
@@ -122,15 +144,21 @@ def _parse(doc: Any) -> list[list[Any]]:
     return [[t.pos_ for t in doc], [t.dep_ for t in doc], [t.head.i for t in doc]]
 
 
+_CONVERT = {"sents": _sents, "parse": _parse}
+
+
 def split_sentences(
     texts: Sequence[str],
     *,
     nlp: Any | None = None,
     cache: ParseCache | None = None,
     batch_size: int = BATCH_SIZE,
+    executor: Executor | None = None,
 ) -> list[list[tuple[str, int]]]:
     """spaCy (parser-based) sentence boundaries of each text: ``[(sentence, n_tokens), ...]`` per text."""
-    raw = _run("sents", texts, _sents, nlp=nlp, cache=cache, batch_size=batch_size, desc="sentences")
+    raw = _run(
+        "sents", texts, nlp=nlp, cache=cache, batch_size=batch_size, desc="sentences", executor=executor
+    )
     return [[(s, int(n)) for s, n in r] for r in raw]
 
 
@@ -140,7 +168,8 @@ def parse_texts(
     nlp: Any | None = None,
     cache: ParseCache | None = None,
     batch_size: int = BATCH_SIZE,
+    executor: Executor | None = None,
 ) -> list[Parsed]:
     """Parse each text on its own (a sentence or a query) → :class:`Parsed` (POS, dep, head index)."""
-    raw = _run("parse", texts, _parse, nlp=nlp, cache=cache, batch_size=batch_size, desc="parsing")
+    raw = _run("parse", texts, nlp=nlp, cache=cache, batch_size=batch_size, desc="parsing", executor=executor)
     return [Parsed(tuple(p), tuple(d), tuple(int(h) for h in hs)) for p, d, hs in raw]

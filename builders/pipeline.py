@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from pqb.builders.config import EMBEDDED_DEFAULT, BuildConfig, StageStats
 from pqb.builders.errors import SourceFileNotFoundError
+from pqb.builders.executor import Executor
 from pqb.builders.pairing.pairs import run_pair
 from pqb.builders.queries.filters import semantic_available
 from pqb.builders.queries.generate import run_generate
@@ -138,6 +139,7 @@ def build(
     progress: bool = True,
     strict: bool = False,
     log: TextIO | None = None,
+    executor: Executor | None = None,
 ) -> list[DomainResult]:
     """Build ``domains`` (default: every category of the local source) and publish those with pairs.
 
@@ -152,7 +154,7 @@ def build(
         domains = discover_domains(source)
     progress = progress and progress_enabled()
     with progress_bars(progress):
-        cfg = replace(config, source=source, strict=strict)
+        cfg = replace(config, source=source, strict=strict, executor=executor)
         results = [build_domain(d, Path(work), cfg, force=force, log=log) for d in domains]
     built = [WorkDir(Path(work), r.domain) for r in results if r.rows]
     if publish and built:

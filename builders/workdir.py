@@ -111,11 +111,70 @@ ARTIFACT_PRODUCERS = {
 """First path component of a work-dir artifact → the ``pqb-build`` stage that writes it."""
 
 
+_PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_statistics": False}
+
+
 def write_parquet(table: pa.Table, path: Path) -> None:
     """Deterministic parquet: fixed compression, no pandas index metadata, one row group per 64k rows."""
     table = table.replace_schema_metadata(None)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=65536, write_statistics=False)
+        pq.write_table(table, tmp, row_group_size=ROW_GROUP_SIZE, **_PARQUET_OPTIONS)
+
+
+ROW_GROUP_SIZE = 65536
+
+
+class ParquetStreamWriter:
+    """:func:`write_parquet` for rows that arrive in batches: same bytes, memory bounded by one row group.
+
+    Rows are buffered until a full row group (:data:`ROW_GROUP_SIZE`) is ready, so the file has the
+    row groups a one-shot :func:`write_parquet` of all rows would give; the file appears atomically
+    on :meth:`close` (a killed stage leaves no partial artifact).
+    """
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.schema = schema.remove_metadata()
+        self.rows = 0
+        self._ctx = atomic_path(path)
+        self._tmp = self._ctx.__enter__()
+        self._writer = pq.ParquetWriter(self._tmp, self.schema, **_PARQUET_OPTIONS)
+        self._buf: list[pa.Table] = []
+        self._buffered = 0
+
+    def write_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.write_table(pa.Table.from_pylist(rows, schema=self.schema))
+
+    def write_table(self, table: pa.Table) -> None:
+        self.rows += table.num_rows
+        self._buf.append(table.replace_schema_metadata(None))
+        self._buffered += table.num_rows
+        while self._buffered >= ROW_GROUP_SIZE:
+            full = pa.concat_tables(self._buf)
+            self._writer.write_table(full.slice(0, ROW_GROUP_SIZE), row_group_size=ROW_GROUP_SIZE)
+            rest = full.slice(ROW_GROUP_SIZE)
+            self._buf, self._buffered = [rest], rest.num_rows
+
+    def close(self) -> None:
+        if self._buffered or not self.rows:
+            self._writer.write_table(
+                pa.concat_tables(self._buf) if self._buf else self.schema.empty_table(),
+                row_group_size=ROW_GROUP_SIZE,
+            )
+        self._writer.close()
+        self._ctx.__exit__(None, None, None)
+
+    def abort(self, exc: BaseException) -> None:
+        self._writer.close()
+        self._ctx.__exit__(type(exc), exc, exc.__traceback__)
+
+    def __enter__(self) -> ParquetStreamWriter:
+        return self
+
+    def __exit__(self, et, ev, tb) -> None:
+        if ev is None:
+            self.close()
+        else:
+            self.abort(ev)
 
 
 def read_parquet(path: Path) -> pa.Table:

@@ -74,12 +74,7 @@ def test_heldout_sentences_never_reach_the_fit(tmp_path: Path, monkeypatch: pyte
     ]
     write_parquet(pa.Table.from_pylist(urows, schema=USERS_TABLE_SCHEMA), d / "users.parquet")
 
-    class FakeNLP:
-        def __init__(self) -> None:
-            self.meta = {"lang": "en", "name": "fake", "version": "0"}
-
-    monkeypatch.setattr(stages, "load_spacy", lambda: FakeNLP())
-    monkeypatch.setattr(stages, "parse_texts", lambda texts, nlp=None: [Parsed((t,), (), ()) for t in texts])
+    monkeypatch.setattr(stages, "parse_texts", lambda texts, **_: [Parsed((t,), (), ()) for t in texts])
     monkeypatch.setattr(stages, "rules_of", lambda p: frozenset(fake_rules[p.pos[0]]))
     stats = stages.run_profiles(WorkDir(tmp_path, "video_games"), BuildConfig(encoder=FAST, n_subsamples=3))
     vocab = json.loads((d / "syntax" / "vocab.json").read_text())["rules"]

@@ -7,9 +7,12 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pqb.dataset.argtypes import non_negative_int
+from pqb.dataset.argtypes import non_negative_int, positive_int
+
+if TYPE_CHECKING:
+    from pqb.builders.executor import Executor
 
 
 def add_stage_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +54,28 @@ def workdir_of(args: argparse.Namespace) -> Any:
     from pqb.builders.workdir import WorkDir
 
     return WorkDir(Path(args.workdir), args.domain)
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--executor``, ``--workers``, ``--ray-address``: where the parse maps run (never what they output)."""
+    parser.add_argument(
+        "--executor", choices=("local", "ray"), default="local",
+        help="local processes (default) or a Ray cluster (pip install 'pqb[ray]')",
+    )  # fmt: skip
+    parser.add_argument(
+        "--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)"
+    )
+    parser.add_argument(
+        "--ray-address", default=None,
+        help="with --executor ray: 'auto' (the cluster this node joined), ray://<head>:10001, or none for "
+        "a private local Ray",
+    )  # fmt: skip
+
+
+def executor_from_args(args: argparse.Namespace) -> Executor:
+    from pqb.builders.executor import make_executor
+
+    return make_executor(args.executor, workers=args.workers, address=args.ray_address)
 
 
 def report(name: str, stats: dict[str, Any]) -> None:

@@ -10,7 +10,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pqb.builders.cli._common import add_progress_argument, add_strict_argument
+from pqb.builders.cli._common import (
+    add_executor_arguments,
+    add_progress_argument,
+    add_strict_argument,
+    executor_from_args,
+)
 from pqb.builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
 from pqb.builders.cli.pair import add_pair_arguments, pair_config
 from pqb.dataset.argtypes import non_negative_int, open_unit_interval, positive_int
@@ -46,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     add_progress_argument(parser)
     add_strict_argument(parser)
+    add_executor_arguments(parser)
     add_filter_arguments(parser)
     add_pair_arguments(parser)
 
@@ -60,9 +66,14 @@ def run(args: argparse.Namespace) -> int:
         generator=args.backend, generator_kwargs=generator_kwargs(args), n_candidates=args.n,
         filters=filter_config(args), pair=pair_config(args),
     )  # fmt: skip
-    results = build(
-        args.domain, source=args.source, work=Path(args.workdir),
-        dataset_dir=Path(args.dataset) if args.dataset else None, config=config,
-        publish=not args.no_publish, force=args.force, progress=not args.no_progress, strict=args.strict,
-    )  # fmt: skip
+    executor = executor_from_args(args)
+    try:
+        results = build(
+            args.domain, source=args.source, work=Path(args.workdir),
+            dataset_dir=Path(args.dataset) if args.dataset else None, config=config,
+            publish=not args.no_publish, force=args.force, progress=not args.no_progress, strict=args.strict,
+            executor=executor,
+        )  # fmt: skip
+    finally:
+        executor.close()
     return 0 if any(r.rows for r in results) else 1

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
+from pqb.builders.cli._common import (
+    add_executor_arguments,
+    add_stage_arguments,
+    executor_from_args,
+    report,
+    workdir_of,
+)
 from pqb.dataset.argtypes import open_unit_interval, positive_int
 
 HELP = (
@@ -18,6 +24,7 @@ EPILOG = """examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
+    add_executor_arguments(parser)
     parser.add_argument(
         "--threshold", choices=("chi2", "heldout"), default="chi2", help="acceptance threshold kind"
     )
@@ -45,13 +52,18 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.config import BuildConfig, EncoderConfig
     from pqb.builders.syntax.stage import run_profiles
 
+    executor = executor_from_args(args)
     cfg = BuildConfig(
         seed=args.seed,
         encoder=EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed),
         threshold_kind=args.threshold,
         threshold_q=args.threshold_q,
         encoder_users=args.encoder_users,
+        executor=executor,
     )
-    stats = run_profiles(workdir_of(args), cfg, force=args.force)
+    try:
+        stats = run_profiles(workdir_of(args), cfg, force=args.force)
+    finally:
+        executor.close()
     report("profiles", stats)
     return 0

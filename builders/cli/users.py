@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_link_argument, add_stage_arguments, report, workdir_of
+from pqb.builders.cli._common import (
+    add_executor_arguments,
+    add_link_argument,
+    add_stage_arguments,
+    executor_from_args,
+    report,
+    workdir_of,
+)
 from pqb.dataset.argtypes import at_least, positive_int
 
 HELP = "Split reviews into sentences, qualify users and link target products to users."
@@ -16,6 +23,7 @@ EPILOG = """examples:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
+    add_executor_arguments(parser)
     add_link_argument(parser)
     parser.add_argument(
         "--link-users-per-product", type=positive_int, default=4, help="users per target with --link any"
@@ -35,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.config import BuildConfig, UserConfig
     from pqb.builders.source.stage import run_users
 
-    cfg = UserConfig(
+    users = UserConfig(
         min_sentences=args.min_sentences,
         min_profile=args.min_profile,
         min_heldout=args.min_heldout,
@@ -43,5 +51,10 @@ def run(args: argparse.Namespace) -> int:
         link_users_per_product=args.link_users_per_product,
         seed=args.seed,
     )
-    report("users", run_users(workdir_of(args), BuildConfig(seed=args.seed, users=cfg), force=args.force))
+    executor = executor_from_args(args)
+    try:
+        cfg = BuildConfig(seed=args.seed, users=users, executor=executor)
+        report("users", run_users(workdir_of(args), cfg, force=args.force))
+    finally:
+        executor.close()
     return 0

@@ -17,7 +17,6 @@ final summary says exactly where the benchmark loses products.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from pqb.builders.config import BuildConfig, PairConfig, StageStats
+from pqb.builders.parses import parse_texts
 from pqb.builders.queries.generate import load_candidates
 from pqb.builders.seeds import derive_seed
 from pqb.builders.workdir import (
@@ -87,14 +87,40 @@ def distance_fn(name: str) -> Callable[[Any, Any], float]:
 
 
 def ranked_pairs(
-    users: Sequence[str], gaussians: Mapping[str, Any], distance: Callable[[Any, Any], float]
+    users: Sequence[str],
+    gaussians: Mapping[str, Any],
+    distance: Callable[[Any, Any], float],
+    limit: int | None = None,
 ) -> list[tuple[float, str, str]]:
-    """All user pairs, farthest first; ties broken by the user ids (so the order is deterministic)."""
+    """User pairs farthest first, ties broken by the user ids (so the order is deterministic); the
+    first ``limit`` of them (all when ``None``).
+
+    With the default distance on rank-one Gaussians, :func:`~pqb.builders.syntax.gaussian.sym_kl_matrix`
+    screens all pairs at once, and only the pairs whose bounds reach the ``limit``-th largest lower
+    bound are computed exactly: the same pairs, order and distances as computing every pair, without
+    a Python loop or sort over the n²/2 pairs.
+    """
+    from pqb.builders.syntax import gaussian
+
     fitted = sorted({u for u in users if u in gaussians})
-    pairs = [
-        (float(distance(gaussians[a], gaussians[b])), a, b) for a, b in itertools.combinations(fitted, 2)
-    ]
-    return sorted(pairs, key=lambda t: (-t[0], t[1], t[2]))
+    n = len(fitted)
+    ii, jj = np.triu_indices(n, k=1)
+    k = len(ii) if limit is None else min(limit, len(ii))
+    if k == 0:
+        return []
+    gs = [gaussians[u] for u in fitted]
+    candidates = np.arange(len(ii))
+    if distance is gaussian.sym_kl and all(getattr(g, "V", np.empty((0, 2))).shape[1] == 1 for g in gs):
+        D, E = gaussian.sym_kl_matrix(gs)
+        lo, hi = (D - E)[ii, jj], (D + E)[ii, jj]
+        if np.isfinite(lo).all() and np.isfinite(hi).all():
+            kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
+            candidates = np.flatnonzero(hi >= kth)  # every pair of the exact top k is among these
+    exact = np.array([float(distance(gs[ii[c]], gs[jj[c]])) for c in candidates])
+    order = np.lexsort((jj[candidates], ii[candidates], -exact))[
+        :k
+    ]  # fitted is sorted: index order = id order
+    return [(float(exact[o]), fitted[ii[candidates[o]]], fitted[jj[candidates[o]]]) for o in order]
 
 
 def select_for_user(Z: np.ndarray, own: Gaussian, partner: Gaussian, user: str) -> Selection | str:
@@ -139,7 +165,7 @@ def select_pair(
     if len(set(fitted)) == 1:
         return None, "one_user"
     first_failure: str | None = None
-    for rank, (dist, a, b) in enumerate(ranked_pairs(users, gaussians, distance)[:max_pairs_tried]):
+    for rank, (dist, a, b) in enumerate(ranked_pairs(users, gaussians, distance, max_pairs_tried)):
         sa = select_for_user(Z, gaussians[a], gaussians[b], a)
         sb = select_for_user(Z, gaussians[b], gaussians[a], b)
         failure = sa if isinstance(sa, str) else sb if isinstance(sb, str) else None
@@ -256,7 +282,11 @@ def links_by_asin(links: pa.Table) -> dict[str, list[str]]:
 
 
 def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
-    """The ``pair`` stage: candidates + Gaussians + links (+ error profiles) -> ``pairs.parquet``."""
+    """The ``pair`` stage: candidates + Gaussians + links (+ error profiles) -> ``pairs.parquet``.
+
+    With ``cfg.executor`` the candidates of every target are parsed there first, in chunks, into the
+    parse cache; the per-product encoding then reads the cache (same parses, same bits).
+    """
     from pqb.builders.syntax.gaussian import load_gaussians
 
     seed, config = cfg.seed, cfg.pair
@@ -286,10 +316,14 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
     failed = sorted(u for u, g in gaussians.items() if not g.audit.get("valid"))
     if config.audited_only:
         gaussians = {u: g for u, g in gaussians.items() if g.audit.get("valid")}
+    candidates = load_candidates(workdir.file(CANDIDATES))
+    if (executor := cfg.executor) is not None and executor.workers > 1:
+        pools = (candidates.get(str(p["parent_asin"])) or [] for p in products)
+        parse_texts(sorted({c.text for pool in pools for c in pool}), executor=executor)
     rows, counts = pair_products(
         workdir.domain,
         products,
-        load_candidates(workdir.file(CANDIDATES)),
+        candidates,
         links_by_asin(read_parquet(workdir.file(LINKS))),
         gaussians,
         lambda texts: np.asarray(encoder.encode(texts)),

@@ -13,13 +13,15 @@ from collections import Counter, defaultdict
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import EmptyInputError
-from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.nlp import installed_spacy_model_id
+from pqb.builders.parses import ParseCache
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
 from pqb.builders.source.products import product_row
-from pqb.builders.source.users import link_rows, sentence_rows, user_rows
+from pqb.builders.source.users import count_splits, link_rows, sentence_rows, users_from_counts
 from pqb.builders.workdir import (
     CORPUS,
     LINKS,
@@ -32,6 +34,7 @@ from pqb.builders.workdir import (
     SENTENCES_SCHEMA,
     USERS,
     USERS_TABLE_SCHEMA,
+    ParquetStreamWriter,
     WorkDir,
     read_parquet,
     write_parquet,
@@ -39,6 +42,10 @@ from pqb.builders.workdir import (
 from pqb.dataset.schema import CORPUS_SCHEMA, category_from_domain
 
 STAGE_VERSION = 1
+INGEST_BATCH = 50_000
+"""Reviews per Arrow batch written by ingest: its memory is a batch, not the review file."""
+USERS_CHUNK = 20_000
+"""Reviews per chunk of the users stage: its memory is a chunk's rows plus per-user counters."""
 
 
 def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
@@ -77,20 +84,29 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         else:
             no_title += 1
     prows = [products[a] for a in sorted(products)]
-    reviews = []
-    for r in iter_reviews(reviews_path, rstats, strict=cfg.strict):
-        reviews.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": len(reviews),
-                        "text": r["text"]})  # fmt: skip
-    _require_records(rstats, "reviews")
-    _require_records(mstats, "metadata")
+    targets = {p["parent_asin"] for p in prows if p["is_target"]}
+    per_user: Counter[str] = Counter()
+    n_reviews = with_meta = of_targets = 0
+    with ParquetStreamWriter(wd.file(REVIEWS), REVIEWS_SCHEMA) as out:
+        batch: list[dict[str, Any]] = []
+        for r in iter_reviews(reviews_path, rstats, strict=cfg.strict):
+            batch.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": n_reviews,
+                          "text": r["text"]})  # fmt: skip
+            n_reviews += 1
+            per_user[r["user_id"]] += 1
+            with_meta += r["parent_asin"] in products
+            of_targets += r["parent_asin"] in targets
+            if len(batch) == INGEST_BATCH:
+                out.write_rows(batch)
+                batch = []
+        out.write_rows(batch)
+        _require_records(rstats, "reviews")
+        _require_records(mstats, "metadata")
     write_parquet(pa.Table.from_pylist(prows, schema=PRODUCTS_SCHEMA), wd.file(PRODUCTS))
     corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in prows]
     write_parquet(pa.Table.from_pylist(corpus, schema=CORPUS_SCHEMA), wd.file(CORPUS))
-    write_parquet(pa.Table.from_pylist(reviews, schema=REVIEWS_SCHEMA), wd.file(REVIEWS))
-    targets = {p["parent_asin"] for p in prows if p["is_target"]}
-    per_user = Counter(r["user_id"] for r in reviews)
     stats = {
-        "reviews": len(reviews),
+        "reviews": n_reviews,
         "users": len(per_user),
         "users_ge5_reviews": sum(1 for c in per_user.values() if c >= 5),
         "meta_records": mstats.records,
@@ -98,8 +114,8 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         "products_without_title": no_title,
         "duplicate_meta": dup,
         "targets": len(targets),
-        "reviews_with_meta": sum(1 for r in reviews if r["parent_asin"] in products),
-        "reviews_of_targets": sum(1 for r in reviews if r["parent_asin"] in targets),
+        "reviews_with_meta": with_meta,
+        "reviews_of_targets": of_targets,
         "reviews_read": rstats.as_dict(),
         "meta_read": mstats.as_dict(),
         "seconds": round(time.perf_counter() - t0, 3),
@@ -126,37 +142,54 @@ def _require_records(stats: ReadStats, what: str) -> None:
 
 
 def run_users(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
-    """Sentences (spaCy boundaries), the profile/held-out split, qualified users and product links."""
+    """Sentences (spaCy boundaries), the profile/held-out split, qualified users and product links.
+
+    Reviews stream through in chunks of :data:`USERS_CHUNK`: each chunk's sentences are split (parses
+    cached as they finish, through ``cfg.executor``), counted per user and appended to
+    ``sentences.parquet``, so memory does not grow with the review file and a killed run re-parses at
+    most one parse chunk.
+    """
     ucfg = cfg.user_config()
-    nlp = load_spacy()
     stage = wd.stage(
         "users",
         [wd.path / REVIEWS, wd.path / PRODUCTS],
-        {**ucfg.as_dict(), "spacy": spacy_model_id(nlp), "version": STAGE_VERSION},
+        {**ucfg.as_dict(), "spacy": installed_spacy_model_id(), "version": STAGE_VERSION},
         [SENTENCES, USERS, LINKS],
     )
     if (done := stage.cached(force)) is not None:
         return done
     t0 = time.perf_counter()
-    reviews = read_parquet(wd.path / REVIEWS).to_pylist()
     products = read_parquet(wd.path / PRODUCTS).select(["parent_asin", "is_target"]).to_pylist()
-    sents = sentence_rows(reviews, ucfg, nlp=nlp)
-    t_parse = time.perf_counter() - t0
-    users = user_rows(sents, ucfg)
-    qualified = [u["user_id"] for u in users if u["qualified"]]
-    reviewers: dict[str, set[str]] = defaultdict(set)
-    for r in reviews:
-        reviewers[r["parent_asin"]].add(r["user_id"])
     targets = [p["parent_asin"] for p in products if p["is_target"]]
+    target_set = set(targets)
+    counts: dict[str, list[int]] = {}
+    reviewers: dict[str, set[str]] = defaultdict(set)
+    n_sents = 0
+    reviews = pq.ParquetFile(wd.path / REVIEWS)
+    cache = ParseCache.default()
+    with ParquetStreamWriter(wd.file(SENTENCES), SENTENCES_SCHEMA) as out:
+        for batch in reviews.iter_batches(batch_size=USERS_CHUNK):
+            chunk = batch.to_pylist()
+            sents = sentence_rows(chunk, ucfg, cache=cache, executor=cfg.executor)
+            count_splits(sents, counts)
+            out.write_rows(sents)
+            n_sents += len(sents)
+            for r in chunk:
+                if r["parent_asin"] in target_set:
+                    reviewers[r["parent_asin"]].add(r["user_id"])
+    cache.close()
+    t_parse = time.perf_counter() - t0
+    users = users_from_counts(counts, ucfg)
+    qualified = [u["user_id"] for u in users if u["qualified"]]
     links = link_rows(targets, reviewers, qualified, ucfg)
-    write_parquet(pa.Table.from_pylist(sents, schema=SENTENCES_SCHEMA), wd.file(SENTENCES))
     write_parquet(pa.Table.from_pylist(users, schema=USERS_TABLE_SCHEMA), wd.file(USERS))
     write_parquet(pa.Table.from_pylist(links, schema=LINKS_SCHEMA), wd.file(LINKS))
     per_asin = Counter(lk["asin"] for lk in links)
+    n_profile = sum(c[0] for c in counts.values())
     stats = {
-        "sentences": len(sents),
-        "profile_sentences": sum(s["split"] == "profile" for s in sents),
-        "heldout_sentences": sum(s["split"] == "heldout" for s in sents),
+        "sentences": n_sents,
+        "profile_sentences": n_profile,
+        "heldout_sentences": n_sents - n_profile,
         "users": len(users),
         "users_qualified": len(qualified),
         "sentences_of_qualified": sum(u["n_sentences"] for u in users if u["qualified"]),
@@ -164,7 +197,7 @@ def run_users(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSta
         "linked_targets": len(per_asin),
         "targets_with_2plus_users": sum(1 for c in per_asin.values() if c >= 2),
         "sentence_seconds": round(t_parse, 3),
-        "sentences_per_second": round(len(sents) / max(t_parse, 1e-9), 1),
+        "sentences_per_second": round(n_sents / max(t_parse, 1e-9), 1),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     stage.done(stats)

@@ -9,11 +9,12 @@ paper's data ~50.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pqb.builders.config import UserConfig
+from pqb.builders.executor import Executor
 from pqb.builders.parses import ParseCache, split_sentences
 from pqb.builders.text import collapse_spaces, strip_tags, unescape_html
 
@@ -39,16 +40,26 @@ def sentence_rows(
     *,
     nlp: Any | None = None,
     cache: ParseCache | None = None,
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per kept sentence of every review (``reviews`` rows: user_id, parent_asin, review_idx, text)."""
-    cleaned = [clean_review_text(r["text"]) for r in reviews]
-    sents = split_sentences(cleaned, nlp=nlp, cache=cache)
+    """One row per kept sentence of every review (``reviews`` rows: user_id, parent_asin, review_idx, text).
+
+    The users stage calls this once per chunk of reviews; repeated texts in a chunk are cleaned and
+    split once.
+    """
+    clean = {t: clean_review_text(t) for t in {r["text"] for r in reviews}}
+    cleaned = [clean[r["text"]] for r in reviews]
+    sents = split_sentences(cleaned, nlp=nlp, cache=cache, executor=executor)
+    splits: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
     for r, ss in zip(reviews, sents, strict=True):
         k = 0
         for text, n_tok in ss:
             if n_tok < cfg.min_sentence_tokens or not text:
                 continue
+            split = splits.get(text)
+            if split is None:
+                split = splits[text] = split_of(text, cfg)
             rows.append(
                 {
                     "user_id": r["user_id"],
@@ -57,18 +68,33 @@ def sentence_rows(
                     "sent_idx": k,
                     "sentence_id": f"r{int(r['review_idx'])}s{k}",
                     "text": text,
-                    "split": split_of(text, cfg),
+                    "split": split,
                 }
             )
             k += 1
     return rows
 
 
+def count_splits(sentences: Iterable[Mapping[str, Any]], counts: dict[str, list[int]]) -> None:
+    """Add each sentence to its user's ``[profile, heldout]`` counts (the users stage does it per chunk)."""
+    for s in sentences:
+        c = counts.get(s["user_id"])
+        if c is None:
+            c = counts[s["user_id"]] = [0, 0]
+        c[0 if s["split"] == "profile" else 1] += 1
+
+
 def user_rows(sentences: Iterable[Mapping[str, Any]], cfg: UserConfig = UserConfig()) -> list[dict[str, Any]]:
     """Per-user counts and the qualification flag, sorted by ``user_id``."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for s in sentences:
-        counts[s["user_id"]][0 if s["split"] == "profile" else 1] += 1
+    counts: dict[str, list[int]] = {}
+    count_splits(sentences, counts)
+    return users_from_counts(counts, cfg)
+
+
+def users_from_counts(
+    counts: Mapping[str, Sequence[int]], cfg: UserConfig = UserConfig()
+) -> list[dict[str, Any]]:
+    """:func:`user_rows` from per-user ``[profile, heldout]`` counts."""
     out = []
     for uid in sorted(counts):
         n_p, n_h = counts[uid]
@@ -90,6 +116,20 @@ def _link_rank(seed: int, asin: str, user_id: str) -> str:
     return hashlib.sha1(f"pqb-link|{seed}|{asin}|{user_id}".encode()).hexdigest()
 
 
+def _nearest_by_rank(seed: int, asin: str, users: Sequence[tuple[str, bytes]], k: int) -> list[str]:
+    """The ``k`` users of smallest :func:`_link_rank` (ties, which SHA-1 makes impossible in practice,
+    by user id), hashing from one copied prefix state and keeping a ``k``-heap instead of sorting."""
+    if k <= 0:
+        return []
+    prefix = hashlib.sha1(f"pqb-link|{seed}|{asin}|".encode())
+    ranked = []
+    for u, raw in users:
+        h = prefix.copy()
+        h.update(raw)
+        ranked.append((h.digest(), u))
+    return [u for _, u in heapq.nsmallest(k, ranked)]
+
+
 def link_rows(
     targets: Sequence[str],
     reviewers: Mapping[str, Iterable[str]],
@@ -103,15 +143,19 @@ def link_rows(
     (asin, user), up to ``link_users_per_product`` users — for small samples in which reviewers rarely
     overlap the targets. Either way the choice depends only on (seed, asin, user) and is reproducible.
     """
+    if cfg.link not in ("reviewers", "any"):
+        raise ValueError(f"unknown link mode {cfg.link!r}; use 'reviewers' or 'any'")
     qset = set(qualified)
+    encoded = [(u, u.encode()) for u in sorted(qset)]  # once, not per target
     out: list[dict[str, str]] = []
     for asin in sorted(set(targets)):
         own = sorted(u for u in set(reviewers.get(asin, ())) if u in qset)
         chosen = list(own)
-        if cfg.link == "any":
-            rest = sorted((u for u in qset if u not in own), key=lambda u: _link_rank(cfg.seed, asin, u))
-            chosen += rest[: max(0, cfg.link_users_per_product - len(chosen))]
-        elif cfg.link != "reviewers":
-            raise ValueError(f"unknown link mode {cfg.link!r}; use 'reviewers' or 'any'")
+        need = cfg.link_users_per_product - len(own)
+        if cfg.link == "any" and need > 0:
+            # the k smallest over all qualified users hold at least `need` non-reviewers (k - |own|)
+            mine = set(own)
+            near = _nearest_by_rank(cfg.seed, asin, encoded, cfg.link_users_per_product)
+            chosen += [u for u in near if u not in mine][:need]
         out += [{"asin": asin, "user_id": u} for u in sorted(chosen)]
     return out

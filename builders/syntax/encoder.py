@@ -220,9 +220,10 @@ class SyntaxEncoder:
         rule_sets: Sequence[frozenset[str]],
         users: Sequence[str],
         products: Sequence[str],
-        cfg: EncoderConfig = EncoderConfig(),
+        cfg: EncoderConfig | None = None,
     ) -> SyntaxEncoder:
         """Fit vocabulary, SVD and MLP on PROFILE sentences (their rule sets, authors and products)."""
+        cfg = cfg or EncoderConfig()
         vocab = RuleVocab.fit(rule_sets, cfg.min_df)
         if len(vocab) < 2:
             raise ValueError(

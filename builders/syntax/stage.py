@@ -14,9 +14,8 @@ import pyarrow as pa
 
 from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import InsufficientDataError, UsageError
-from pqb.builders.nlp import load_spacy, spacy_model_id
+from pqb.builders.nlp import installed_spacy_model_id
 from pqb.builders.parses import parse_texts
-from pqb.builders.syntax.encoder import SyntaxEncoder
 from pqb.builders.syntax.gaussian import (
     MIN_CALIBRATION,
     RankOneDiagGaussian,
@@ -74,7 +73,6 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     if threshold_kind not in {"chi2", "heldout"}:
         raise UsageError(f"threshold_kind must be 'chi2' or 'heldout', got {threshold_kind!r}")
     ecfg = cfg.encoder_config()
-    nlp = load_spacy()
     outputs = [*ENCODER_FILES, GAUSSIANS, EMBEDDINGS]
     stage = wd.stage(
         "profiles",
@@ -86,17 +84,19 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             "threshold_q": threshold_q,
             "encoder_users": encoder_users,
             "n_subsamples": n_subsamples,
-            "spacy": spacy_model_id(nlp),
+            "spacy": installed_spacy_model_id(),
             "version": STAGE_VERSION,
         },
         outputs,
     )
     if (done := stage.cached(force)) is not None:
         return done
+    from pqb.builders.syntax.encoder import SyntaxEncoder  # torch: only when the stage runs
+
     t0 = time.perf_counter()
     sents = read_parquet(wd.path / SENTENCES).to_pylist()
     qualified = {u["user_id"] for u in read_parquet(wd.path / USERS).to_pylist() if u["qualified"]}
-    parsed = parse_texts([s["text"] for s in sents], nlp=nlp)
+    parsed = parse_texts([s["text"] for s in sents], executor=cfg.executor)
     rules = [rules_of(p) for p in parsed]
     t_parse = time.perf_counter() - t0
     if len(qualified) < 2:

