@@ -75,7 +75,10 @@ def _touches(
 
 def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]) -> dict[str, Any]:
     """Statistics over (clean query, edits, core-word set, core set exact?) tuples."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
     mech: Counter[str] = Counter()
+    where: Counter[str] = Counter()
     per_query: Counter[int] = Counter()
     n_edits = inside = inside_exact = n_exact = far = 0
     for query, edits, core, exact in pairs:
@@ -85,6 +88,9 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
             mech[e["mechanism"]] += 1
             hit = _touches(e, query, core)
             inside += hit
+            # our edits carry their location class; the release's are classed as core / stopword / other
+            where[e.get("location") or ("core_term" if hit else "function_word" if str(e["original"]).lower()
+                                        in STOP_WORDS else "content_word")] += 1  # fmt: skip
             if exact:
                 n_exact += 1
                 inside_exact += hit
@@ -97,6 +103,7 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
         "edits_per_query_hist": {("4+" if k == 4 else str(k)): v for k, v in sorted(per_query.items())},
         "mechanism_counts": {m: mech.get(m, 0) for m in ALL_LABELS},
         "mechanism_share": {m: mech.get(m, 0) / n_edits if n_edits else 0.0 for m in ALL_LABELS},
+        "location_share": {k: v / n_edits for k, v in sorted(where.items())} if n_edits else {},
         "edits_touching_core": inside,
         "core_share": inside / n_edits if n_edits else 0.0,
         "edits_with_exact_core_terms": n_exact,
@@ -158,7 +165,7 @@ def our_injector_stats(
         profiles = ErrorProfiles.load(workdir / domain)
     except MissingInputError:
         return None
-    inj = ErrorInjector(profiles, similarity=None)
+    inj = ErrorInjector.load(workdir / domain)
     users = sorted(profiles.users)
     items = [(a, r) for a, recs in sorted(release.items()) for r in recs if len(recs) >= 2]
     rng = np.random.default_rng(derived_seed(seed, "release-sample", domain))
@@ -168,7 +175,9 @@ def our_injector_stats(
     for k in bar(pick, desc=f"inject ({domain})", leave=False):
         asin, rec = items[k]
         user = users[int(rng.integers(len(users)))] if users else "unknown"
-        res = inj.inject(rec["syntax_query"], user, sorted(proxies[asin]), seed=derived_seed(seed, k))
+        res = inj.inject(
+            rec["syntax_query"], user, (), derived_seed(seed, k), core_terms=sorted(proxies[asin])
+        )
         if res.error_query is None:
             failed[res.reason] += 1
             continue
@@ -273,6 +282,14 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             ),
             ("edits with Levenshtein > 2", [str(s["edits_beyond_levenshtein_2"]) for _, s in cols], ""),
         ]
+        for loc in sorted({k for _, st in cols for k in st.get("location_share", {})}):
+            rows.append(
+                (
+                    f"location: {loc} %",
+                    [_pct(st.get("location_share", {}).get(loc, 0.0)) for _, st in cols],
+                    "",
+                )
+            )
         for m in ALL_LABELS:
             prof = (
                 _pct(ours["profile_mechanism_probs"].get(m))
