@@ -60,7 +60,9 @@ def test_operators_produce_their_mechanism() -> None:
 def test_chain_prefixes_reproduce_their_queries_and_are_recoverable() -> None:
     inj = injector()
     for seed in range(20):
-        res = inj.inject(QUERY, "keys", (), seed, core_terms=CORE, brand="Nintendo", title="Switch Pro Controller")
+        res = inj.inject(
+            QUERY, "keys", (), seed, core_terms=CORE, brand="Nintendo", title="Switch Pro Controller"
+        )
         assert res.reason == "ok" and res.error_query != QUERY
         assert len(res.chain) == 3 and 1 <= len(res.edits) <= 3
         assert res.edits == res.chain[: len(res.edits)]

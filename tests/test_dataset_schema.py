@@ -52,6 +52,8 @@ def test_check_rows_reports_every_violation_of_a_row() -> None:
     assert {"protected_token_edited", "unknown_location", "edits_not_chain_prefix"} <= set(rules)
     spans = _row(
         error_query="I want a Sonypad in black",
-        error_edits=[{"start": 9, "end": 17, "original": "Sony pad", "edited": "Sonypad", "mechanism": "deletion"}],
+        error_edits=[
+            {"start": 9, "end": 17, "original": "Sony pad", "edited": "Sonypad", "mechanism": "deletion"}
+        ],
     )
     assert "edit_not_one_word" in check_rows([spans]).by_rule()

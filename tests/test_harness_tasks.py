@@ -49,7 +49,11 @@ def test_error_dose_is_validated_and_redoses_rows():
     ]
     row = {"id": "r", "asin": "A", "user_id": "u", "query": q, "error_query": "red wireles gaming mouse",
            "error_edits": chain[:1], "error_chain": chain}  # fmt: skip
-    for k, want in ((1, "red wireles gaming mouse"), (2, "red wireles gaming muose"), (3, "red wireles gamign muose")):
+    for k, want in (
+        (1, "red wireles gaming mouse"),
+        (2, "red wireles gaming muose"),
+        (3, "red wireles gamign muose"),
+    ):
         (r,) = dosed_rows([row], k)
         assert r["error_query"] == want and r["error_edits"] == chain[:k]
     short = {**row, "error_chain": chain[:2]}

@@ -94,9 +94,15 @@ def evaluate(
     unlabelled = 0
     index = {(r["category"], r["fragment"], r["offset"]) for r in labels}
     for cat in sorted({r["category"] for r in labels}):
-        reviews = [json.loads(x) for x in (amazon_dir / f"{cat}.jsonl").read_text(encoding="utf-8").split("\n") if x.strip()]
+        reviews = [
+            json.loads(x)
+            for x in (amazon_dir / f"{cat}.jsonl").read_text(encoding="utf-8").split("\n")
+            if x.strip()
+        ]
         meta = [
-            json.loads(x) for x in (amazon_dir / f"meta_{cat}.jsonl").read_text(encoding="utf-8").split("\n") if x.strip()
+            json.loads(x)
+            for x in (amazon_dir / f"meta_{cat}.jsonl").read_text(encoding="utf-8").split("\n")
+            if x.strip()
         ]
         texts = [clean_review_text(r.get("text") or "") for r in reviews]
         docs = nlp.pipe(texts, batch_size=128)
