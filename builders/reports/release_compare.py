@@ -88,9 +88,10 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
             mech[e["mechanism"]] += 1
             hit = _touches(e, query, core)
             inside += hit
-            # our edits carry their location class; the release's are classed as core / stopword / other
-            where[e.get("location") or ("core_term" if hit else "function_word" if str(e["original"]).lower()
-                                        in STOP_WORDS else "content_word")] += 1  # fmt: skip
+            # one rule for both sides (the release has no parse): core proxy / spaCy stop word / other
+            where[
+                "core_term" if hit else "stopword" if str(e["original"]).lower() in STOP_WORDS else "other"
+            ] += 1
             if exact:
                 n_exact += 1
                 inside_exact += hit
@@ -171,7 +172,7 @@ def our_injector_stats(
     rng = np.random.default_rng(derived_seed(seed, "release-sample", domain))
     pick = sorted(rng.choice(len(items), size=min(n, len(items)), replace=False).tolist()) if items else []
     proxies = {a: core_term_proxy([r["syntax_query"] for r in recs]) for a, recs in release.items()}
-    rows, failed = [], Counter()
+    rows, chains, failed = [], [], Counter()
     for k in bar(pick, desc=f"inject ({domain})", leave=False):
         asin, rec = items[k]
         user = users[int(rng.integers(len(users)))] if users else "unknown"
@@ -182,6 +183,7 @@ def our_injector_stats(
             failed[res.reason] += 1
             continue
         rows.append((rec["syntax_query"], res.edits, proxies[asin], False))
+        chains.append((rec["syntax_query"], res.chain, proxies[asin], False))
     gp = profiles.global_mechanism_probs()
     return {
         "profiles_backend": profiles.meta.get("backend"),
@@ -190,6 +192,7 @@ def our_injector_stats(
         "sampled_queries": len(pick),
         "failed": dict(failed),
         "injected": edit_stats(rows),
+        "injected_chain": edit_stats(chains),
     }
 
 
@@ -247,7 +250,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             ("theirs (ASINs ≥2 queries)", rel["asins_with_2plus_queries"]),
         ]
         if ours:
-            cols.append(("ours (injected on their queries)", ours["injected"]))
+            cols.append(("ours (injected on their queries, personal dose)", ours["injected"]))
+            if "injected_chain" in ours:
+                cols.append(("ours (same queries, 3-edit chain)", ours["injected_chain"]))
         lines += [
             f"## {dom}",
             "",

@@ -473,7 +473,8 @@ class SymSpellCorrector:
         self._nlp = nlp
         cfg = [
             max_edit_distance, min_len, min_len_d2, sorted(self.extra_words), sorted(self.names),
-            sorted(self.habitual), close_count, first_count, habitual_count, sorted(SLANG | MORE_SLANG), 5,
+            sorted(self.habitual), close_count, first_count, habitual_count, sorted(SLANG | MORE_SLANG),
+            len(_large_wordlist()), 5,
         ]  # fmt: skip
         self.backend_id = f"symspell:{stable_hash(*cfg)}"
 
