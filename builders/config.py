@@ -96,12 +96,16 @@ class PairConfig:
     calibration on the audit split, stability). Off by default: users failing it are paired and
     flagged (``audit_valid`` in ``<d>-users``), and the card reports how many pairs have both users
     passing; on the small slice the audit passes few users, and pairing only those leaves a handful
-    of pairs (the card and the stage stats say which rule was applied)."""
+    of pairs (the card and the stage stats say which rule was applied). ``evidence_floor``: users with
+    fewer own recovered slips are flagged ``backoff``. ``cosine_gate``: add the MiniLM cosine >= 0.9 gate
+    to recoverability (off by default: the gate is itself a dense retriever; the authors' variant)."""
 
     distance: str = "sym_kl"
     max_pairs_tried: int = 1
     inject_errors: bool = True
     audited_only: bool = False
+    evidence_floor: int = 3
+    cosine_gate: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

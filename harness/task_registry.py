@@ -59,6 +59,9 @@ class TaskConfig:
             ``gate_model``, a registered dense model name, or precomputed similarities).
         gate_model: model used to embed queries for the gate (``None``: the gate cannot run).
         run_depth: top-k kept per query for samples logs and TREC run files.
+        error_dose: error tasks only: evaluate the first ``error_dose`` edits of each row's stored
+            ``error_chain`` instead of ``error_query`` (the user's personal dose); ``3`` is the authors'
+            dose (``pqb_error3_<domain>``). Rows whose chain is shorter are skipped and counted.
         description: one line for ``ls tasks``.
         metadata: ``{version: ...}``; a version bump marks results as not comparable.
     """
@@ -80,6 +83,7 @@ class TaskConfig:
     similarity_gate: float | None = None
     gate_model: str | None = None
     run_depth: int = 100
+    error_dose: int | None = None
     description: str = ""
     metadata: dict[str, Any] = field(default_factory=lambda: {"version": 1.0})
     source: str = ""
@@ -285,6 +289,14 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
         # the authors' variants exist for syntactic pairs only (docs/design.md §15); the error
         # breakdown by mechanism and the headline Deg@K must be computed over the same pairs
         raise TaskConfigError(f"{source}: similarity_gate and macro_average apply to syntactic tasks only")
+    if data.get("error_dose") is not None and (
+        not PAIR_TYPES[data["pair_type"]].edits
+        or not isinstance(data["error_dose"], int)
+        or not 1 <= data["error_dose"] <= 3
+    ):
+        raise TaskConfigError(
+            f"{source}: error_dose must be 1, 2 or 3 on an error task, got {data['error_dose']!r}"
+        )
     check_task_values(data, source)
     kw = dict(data)
     kw["tag"] = _as_tuple(kw.get("tag"))

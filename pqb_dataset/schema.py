@@ -11,7 +11,12 @@ Configs per domain ``d`` (docs/design.md §2):
 * ``d-release`` — the authors' published queries imported into the row schema (no corpus, no core terms).
 
 Edits: ``error_edits[i].start/end`` are character offsets into the *clean* ``query``;
-``apply_edits(query, edits) == error_query``. Core-term occurrences are counted by
+``apply_edits(query, edits) == error_query``. ``error_chain`` is the row's ordered chain of up to 3
+edits, sampled one after another from the user's process; ``error_edits`` is its prefix of the user's
+personal dose, and any prefix ``error_chain[:k]`` is a valid error query (the harness's dose tasks).
+Each edit touches one word (at most one edit per word) and records its ``location`` class
+(:data:`LOCATIONS`). ``profile_evidence`` counts the user's own recovered slips behind the row's
+profile; ``backoff`` marks users below the evidence floor (their profile is mostly the population's). Core-term occurrences are counted by
 :func:`count_term` (case-insensitive, whole-word); the builders' lexical filter and the invariant
 check both use it, so "same five core terms, same frequencies" means one thing everywhere.
 """
@@ -26,7 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
+"""1.1 (issue 12): ``error_edits[i].location``, the ordered ``error_chain``, ``profile_evidence``, ``backoff``."""
 
 N_CORE_TERMS = 5
 MAX_EDITS = 3
@@ -42,6 +48,10 @@ CHAR_MECHANISMS: tuple[str, ...] = (
     "deletion",
     "homophone",
 )
+#: Where an edit falls in the query (``error_edits[i].location``), most specific class first.
+LOCATIONS: tuple[str, ...] = ("brand", "core_term", "title_word", "content_word", "function_word")
+#: Words of at most this many letters are never edited (their identity is too fragile to recover).
+MIN_EDIT_LETTERS = 3
 #: Surface mechanisms: profiled, never injected.
 SURFACE_MECHANISMS: tuple[str, ...] = ("case", "apostrophe")
 MECHANISMS: tuple[str, ...] = CHAR_MECHANISMS + SURFACE_MECHANISMS
@@ -79,6 +89,7 @@ EDIT_TYPE = pa.struct(
         ("original", pa.string()),
         ("edited", pa.string()),
         ("mechanism", pa.string()),
+        ("location", pa.string()),
     ]
 )
 ATTRIBUTE_TYPE = pa.struct([("name", pa.string()), ("value", pa.string())])
@@ -104,6 +115,9 @@ ROWS_SCHEMA = pa.schema(
         ("query", pa.string()),
         ("error_query", pa.string()),
         ("error_edits", pa.list_(EDIT_TYPE)),
+        ("error_chain", pa.list_(EDIT_TYPE)),
+        ("profile_evidence", pa.int64()),
+        ("backoff", pa.bool_()),
         ("core_terms", pa.list_(pa.string())),
         ("protected_terms", pa.list_(pa.string())),
         ("attributes", pa.list_(ATTRIBUTE_TYPE)),
@@ -283,9 +297,11 @@ def check_rows(
 
     Rules: ids unique; ``pair_id`` groups hold rows of one ``asin`` from distinct users; each row has
     5 core terms (unless ``require_core_terms`` is false, as for the authors' release), each present in
-    its query, with the same frequency in both queries of a syntactic pair and in the error query;
-    ``error_edits`` reproduce ``error_query`` from ``query``, are at most 3, use known mechanisms, and
-    never touch a protected token (core-term words and ``protected_terms``); targets are in the corpus.
+    its query, with the same frequency in both queries of a syntactic pair; ``error_edits`` reproduce
+    ``error_query`` from ``query`` and are a prefix of ``error_chain``, are at most 3, use known
+    mechanisms, edit one word each and never a protected token (see :func:`_check_error_side`); targets
+    are in the corpus. A typo may fall on a core term: the need stays fixed because the word stays
+    recoverable, which ``pqb-build check`` verifies with the domain's corrector.
     """
     report = ValidationReport()
     rows = list(rows)
@@ -335,13 +351,56 @@ def check_rows(
     return report
 
 
+def _is_protected_token(word: str) -> bool:
+    """Tokens whose identity a typo would change, or too short to recover: digits (numbers, model codes,
+    sizes) or at most :data:`MIN_EDIT_LETTERS` - 1 letters."""
+    return any(ch.isdigit() for ch in word) or sum(ch.isalpha() for ch in word) < MIN_EDIT_LETTERS
+
+
+def _check_edit_list(
+    report: ValidationReport, config: str, i: int, query: str, edits: list[Mapping[str, Any]], name: str
+) -> str | None:
+    """Offsets, one edit per word, protected tokens, mechanisms and locations of one edit list;
+    returns the rebuilt query (``None`` when the offsets do not apply)."""
+    if len(edits) > MAX_EDITS:
+        report.add(config, i, "too_many_edits", f"{len(edits)} {name}, at most {MAX_EDITS}")
+    try:
+        rebuilt = apply_edits(query, edits)
+    except ValueError as exc:
+        report.add(config, i, "edit_offsets", f"{name}: {exc}")
+        return None
+    for e in edits:
+        s, t = int(e["start"]), int(e["end"])
+        orig = str(e["original"])
+        if query[s:t] != orig:
+            report.add(config, i, "edit_offsets", f"{name}: {orig!r} is not at [{s}:{t}] of the query")
+        if e.get("mechanism") not in MECHANISMS:
+            report.add(config, i, "unknown_mechanism", f"mechanism {e.get('mechanism')!r}")
+        if e.get("location") is not None and e.get("location") not in LOCATIONS:
+            report.add(config, i, "unknown_location", f"location {e.get('location')!r}")
+        if len(words(orig)) != 1 or not _WORD.fullmatch(orig):
+            report.add(
+                config,
+                i,
+                "edit_not_one_word",
+                f"{name}: edit {orig!r}->{e['edited']!r} spans more than one word",
+            )
+        if _is_protected_token(orig):
+            report.add(config, i, "protected_token_edited", f"{name}: edit {orig!r}->{e['edited']!r}")
+    return rebuilt
+
+
 def _check_error_side(
     report: ValidationReport, config: str, i: int, r: Mapping[str, Any], core: list[str]
 ) -> None:
+    """Error rows: the edits reproduce ``error_query``, are a prefix of ``error_chain`` (when present),
+    touch one whole word each (one edit per word), never a protected token (digits, <= 2 letters).
+    Recoverability needs the domain's vocabulary and is checked by ``pqb-build check``."""
     err = r.get("error_query")
     edits = list(r.get("error_edits") or [])
+    chain = list(r.get("error_chain") or [])
     if err is None:
-        if edits:
+        if edits or chain:
             report.add(config, i, "edits_without_error_query", f"{len(edits)} edits but error_query is null")
         return
     report.checked["error_pairs"] += 1
@@ -350,34 +409,12 @@ def _check_error_side(
         report.add(config, i, "error_query_unchanged", "error_query equals query")
     if not edits:
         return  # edits unknown (e.g. imported release rows are diffed later); nothing more to check
-    if len(edits) > MAX_EDITS:
-        report.add(config, i, "too_many_edits", f"{len(edits)} edits, at most {MAX_EDITS}")
-    try:
-        rebuilt = apply_edits(query, edits)
-    except ValueError as exc:
-        report.add(config, i, "edit_offsets", str(exc))
-        rebuilt = None
+    rebuilt = _check_edit_list(report, config, i, query, edits, "error_edits")
     if rebuilt is not None and rebuilt != err:
         report.add(config, i, "edits_do_not_reproduce", f"edits give {rebuilt!r}, error_query is {err!r}")
-    protected_spans = [s for t in core for s in term_spans(query, t)]
-    protected_words = {w for t in core for w in words(t)} | {
-        w for t in (r.get("protected_terms") or []) for w in words(t)
-    }
-    for e in edits:
-        if e.get("mechanism") not in MECHANISMS:
-            report.add(config, i, "unknown_mechanism", f"mechanism {e.get('mechanism')!r}")
-        s, t = int(e["start"]), int(e["end"])
-        if any(s < b and a < t for a, b in protected_spans) or any(
-            w in protected_words for w in words(str(e["original"]))
-        ):
-            report.add(
-                config,
-                i,
-                "protected_term_edited",
-                f"edit {e['original']!r}->{e['edited']!r} touches a protected term",
-            )
-    for t in core:
-        if count_term(err, t) != count_term(query, t):
-            report.add(
-                config, i, "error_core_term_frequency", f"core term {t!r} frequency changed by the edits"
-            )
+    if chain:
+        report.checked["error_chains"] += 1
+        _check_edit_list(report, config, i, query, chain, "error_chain")
+        key = [(int(e["start"]), str(e["edited"])) for e in edits]
+        if [(int(e["start"]), str(e["edited"])) for e in chain[: len(edits)]] != key:
+            report.add(config, i, "edits_not_chain_prefix", "error_edits are not a prefix of error_chain")

@@ -185,6 +185,7 @@ def _edits(query: str, spec: Sequence[tuple[str, str, str]]) -> tuple[str | None
                 "original": word,
                 "edited": edited,
                 "mechanism": mechanism,
+                "location": "content_word",
             }
         )
     edits.sort(key=lambda e: e["start"])
@@ -208,6 +209,7 @@ def tiny_tables(domain: str = "video_games") -> dict[str, pa.Table]:
         rows.append({
             "id": f"{pre}{rid}", "domain": domain, "asin": pre + asin, "user_id": f"{pre}{user}",
             "pair_id": f"{pre}{pair}", "query": query, "error_query": err, "error_edits": edits,
+            "error_chain": edits, "profile_evidence": 3 if err else None, "backoff": False if err else None,
             "core_terms": core, "protected_terms": [], "attributes": [{"name": "synthetic", "value": "yes"}],
             "syntax": {"own_loglik": -1.0, "own_d2": 1.0, "partner_d2": 9.0, "threshold": 5.0,
                        "partner_threshold": 5.0, "pair_distance": 2.0},

@@ -26,17 +26,17 @@ ROWS = {
         "can anyone recommend a Classic characters GT Interactive item in the Video Game style that has a rating "
         "of Everyone and comes with Hilarious locales?",
         "can anyone recommend a Classic characters GT Interactive item in the Video Game style that has a rating "
-        "of Everyone and coomes with Hilarious locales?",
+        "of Everyone and comes with Hilarious locales?".replace("Video Game", "Video Gaem"),
         ["GT Interactive", "Video Game", "Everyone", "Classic characters", "Hilarious locales"]),
     101: ("video_games:B089LYVJC9:u_be28ac6cd5eca88b",
           "Looking for something featuring Ergonomic, colored Black and from EXtremeRate. It would be great if it "
           "runs on Nintendo Switch - Any in the Gamepad style?",
-          "Looking for something featuring Ergonomic, colored Black and fuom EXtremeRate. It would be great if it "
+          "Looking for something featuring Ergonomic, colored Blaxck and from EXtremeRate. It would be great if it "
           "runs on Nintendo Switch - Any in the Gamepad style?",
           ["EXtremeRate", "Black", "Nintendo Switch", "Gamepad", "Ergonomic"]),
     169: ("video_games:B0BF99KPZG:u_f0cf3b78a3125a20",
           "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kind?",
-          "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kund?",
+          "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kitnd?",
           ["ArVin", "Green&Blue", "PC", "Bluetooth", "Joystick"]),
 }  # fmt: skip
 
@@ -54,6 +54,22 @@ def test_row_counts(config: str) -> None:
 def test_pinned_rows(index: int) -> None:
     row = pq.read_table(config_path(DS, "video_games")).slice(index, 1).to_pylist()[0]
     assert (row["id"], row["query"], row["error_query"], row["core_terms"]) == ROWS[index]
+
+
+CHAINS = {  # issue 12: the stored 3-edit chains of the pinned rows (the dose is a prefix)
+    0: [("Game", "Gaem", "core_term"), ("Classic", "Classiic", "core_term"), ("Everyone", "Everhone", "core_term")],
+    101: [("Black", "Blaxck", "core_term"), ("Gamepad", "Gaepad", "core_term"),
+          ("featuring", "feauring", "content_word")],
+    169: [("kind", "kitnd", "content_word"), ("Joystick", "Jostick", "core_term"),
+          ("Recommend", "Recommennd", "content_word")],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("index", sorted(CHAINS))
+def test_pinned_chains(index: int) -> None:
+    row = pq.read_table(config_path(DS, "video_games")).slice(index, 1).to_pylist()[0]
+    assert [(e["original"], e["edited"], e["location"]) for e in row["error_chain"]] == CHAINS[index]
+    assert row["error_edits"] == row["error_chain"][: len(row["error_edits"])]
 
 
 def test_corpus_and_users_ends() -> None:

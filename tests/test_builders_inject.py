@@ -1,4 +1,5 @@
-"""Constrained error injection (pqb.builders.writing_errors.injection): protection, determinism, personalization, gates."""
+"""Error injection (pqb.builders.writing_errors.injection): chains, dose, protection, determinism,
+personalization, position sampling, gates."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from hypothesis import strategies as st
 
 from pqb.builders.nlp import load_spacy
 from pqb.builders.writing_errors.context import Smoothing, add_token
-from pqb.builders.writing_errors.injection import ErrorInjector, apply_mechanism, sample_positions
+from pqb.builders.writing_errors.injection import ErrorInjector, apply_mechanism, sample_order
 from pqb.builders.writing_errors.mechanisms import classify
 from pqb.builders.writing_errors.profiles import ErrorProfiles, empty_counts
 from pqb.dataset.schema import CHAR_MECHANISMS, apply_edits, words
 
-SIG = {"coarse": "X", "d3": "X", "d4": "X", "full": "X"}
+SIG = {"shape": "X", "coarse": "X", "d3": "X", "d4": "X", "full": "X"}
 
 
 def toy_profiles() -> ErrorProfiles:
@@ -56,20 +57,43 @@ def test_operators_produce_their_mechanism() -> None:
                 assert classify(new, word) == mech, (mech, new)
 
 
-def test_edits_reproduce_the_error_query_and_spare_core_terms() -> None:
+def test_chain_prefixes_reproduce_their_queries_and_are_recoverable() -> None:
     inj = injector()
-    res = inj.inject(QUERY, "keys", CORE, seed=1)
-    assert res.reason == "ok" and res.error_query != QUERY
-    assert apply_edits(QUERY, res.edits) == res.error_query
-    assert 1 <= len(res.edits) <= 3
-    protected = {w for t in CORE for w in words(t)}
-    assert not any(w in protected for e in res.edits for w in words(e["original"]))
+    for seed in range(20):
+        res = inj.inject(
+            QUERY, "keys", (), seed, core_terms=CORE, brand="Nintendo", title="Switch Pro Controller"
+        )
+        assert res.reason == "ok" and res.error_query != QUERY
+        assert len(res.chain) == 3 and 1 <= len(res.edits) <= 3
+        assert res.edits == res.chain[: len(res.edits)]
+        assert apply_edits(QUERY, res.edits) == res.error_query
+        starts = [e["start"] for e in res.chain]
+        assert len(set(starts)) == len(starts)  # at most one edit per word
+        for k in (1, 2, 3):
+            q = apply_edits(QUERY, res.chain[:k])
+            assert sum(a != b for a, b in zip(q.split(), QUERY.split(), strict=True)) == k
+        for e in res.chain:
+            assert QUERY[e["start"] : e["end"]] == e["original"]
+            assert inj.corrector.recoverable(e["original"], e["edited"])
+            assert e["location"] in ("brand", "core_term", "title_word", "content_word", "function_word")
+    locs = {e["location"] for s in range(40) for e in inj.inject(QUERY, "keys", (), s, core_terms=CORE).chain}
+    assert "core_term" in locs  # core terms are no longer excluded
+
+
+def test_dose_follows_the_users_history() -> None:
+    prof = toy_profiles()
+    prof.users["keys"]["doses"] = {"3": 50}
+    prof.users["drops"]["doses"] = {"1": 50}
+    inj = ErrorInjector(prof, load_spacy())
+    n_keys = Counter(len(inj.inject(QUERY, "keys", (), s).edits) for s in range(40))
+    n_drops = Counter(len(inj.inject(QUERY, "drops", (), s).edits) for s in range(40))
+    assert n_keys.most_common(1)[0][0] == 3 and n_drops.most_common(1)[0][0] == 1
 
 
 def test_same_seed_same_output_and_seeds_differ() -> None:
     inj = injector()
-    a = [inj.inject(QUERY, "keys", CORE, seed=s) for s in range(10)]
-    b = [inj.inject(QUERY, "keys", CORE, seed=s) for s in range(10)]
+    a = [inj.inject(QUERY, "keys", (), seed=s) for s in range(10)]
+    b = [inj.inject(QUERY, "keys", (), seed=s) for s in range(10)]
     assert [r.error_query for r in a] == [r.error_query for r in b]
     assert [r.edits for r in a] == [r.edits for r in b]
     assert len({r.error_query for r in a}) > 1
@@ -80,21 +104,33 @@ def test_personalized_mechanisms_follow_the_user() -> None:
     mech = {u: Counter() for u in ("keys", "drops")}
     for u in mech:
         for s in range(150):
-            for e in inj.inject(QUERY, u, CORE, seed=s).edits:
+            for e in inj.inject(QUERY, u, (), seed=s).chain:
                 mech[u][e["mechanism"]] += 1
     share = {u: c[max(c, key=c.get)] / sum(c.values()) for u, c in mech.items()}
     assert max(mech["keys"], key=mech["keys"].get) == "keyboard_adjacent" and share["keys"] > 0.6
     assert max(mech["drops"], key=mech["drops"].get) == "deletion" and share["drops"] > 0.6
 
 
-def test_sample_positions_conditions_on_one_success_and_caps() -> None:
-    rng = np.random.default_rng(0)
-    tiny = np.full(12, 1e-4)
-    draws = [sample_positions(tiny, rng) for _ in range(500)]
-    assert all(1 <= len(d) <= 3 for d in draws)
-    assert Counter(i for d in draws for i in d).keys() >= {0, 5, 11}  # every position can be chosen
-    assert all(len(sample_positions(np.full(20, 0.9), rng)) == 3 for _ in range(50))
-    assert sample_positions(np.zeros(5), rng) == []
+def test_positions_are_drawn_in_proportion_to_the_rates() -> None:
+    """Seeded statistical test: the first draw's frequencies match rates / sum(rates) (chi-square, 5
+    degrees of freedom, critical value 20.5 at p = 0.001), the second draw never repeats the first, and
+    zero-rate positions are never drawn."""
+    rng = np.random.default_rng(12)
+    rates = np.array([0.0, 1e-3, 4e-3, 2e-3, 0.0, 8e-3, 1e-3, 4e-3])
+    n = 6000
+    orders = [sample_order(rates, rng) for _ in range(n)]
+    assert all(sorted(o) == [1, 2, 3, 5, 6, 7] for o in orders)  # without replacement, zeros excluded
+    first = Counter(o[0] for o in orders)
+    p = rates / rates.sum()
+    chi2 = sum((first[i] - n * p[i]) ** 2 / (n * p[i]) for i in np.flatnonzero(p))
+    assert chi2 < 20.5, (chi2, first)
+    # the second position, given the first was 5, follows the renormalised remaining rates
+    second = Counter(o[1] for o in orders if o[0] == 5)
+    m = sum(second.values())
+    q = np.where(np.arange(8) == 5, 0.0, rates) / (rates.sum() - rates[5])
+    chi2b = sum((second[i] - m * q[i]) ** 2 / (m * q[i]) for i in np.flatnonzero(q))
+    assert chi2b < 20.5, (chi2b, second)
+    assert sample_order(np.zeros(5), rng) == []
 
 
 def test_semantic_gate_with_a_fake_similarity() -> None:
@@ -106,15 +142,17 @@ def test_semantic_gate_with_a_fake_similarity() -> None:
         calls.append((a, b))
         return 0.5
 
-    res = ErrorInjector(prof, nlp, similarity=never, max_tries=4).inject(QUERY, "keys", CORE, seed=0)
+    res = ErrorInjector(prof, nlp, similarity=never, max_tries=4).inject(QUERY, "keys", (), seed=0)
     assert res.error_query is None and res.reason == "similarity_below_threshold" and len(calls) == 4
-    ok = ErrorInjector(prof, nlp, similarity=lambda a, b: 0.95).inject(QUERY, "keys", CORE, seed=0)
+    ok = ErrorInjector(prof, nlp, similarity=lambda a, b: 0.95).inject(QUERY, "keys", (), seed=0)
     assert ok.reason == "ok" and ok.similarity == pytest.approx(0.95)
 
 
 def test_nothing_eligible_returns_none_with_reason() -> None:
     inj = injector()
     res = inj.inject("Nintendo Switch", "keys", ["Nintendo Switch"], seed=0)
+    assert res.error_query is None and res.reason == "no_eligible_tokens"
+    res = inj.inject("PS5 4K 120Hz to go", "keys", (), seed=0)  # digits and 1-2 letter words stay
     assert res.error_query is None and res.reason == "no_eligible_tokens"
 
 
@@ -137,7 +175,7 @@ def test_protected_tokens_are_never_edited(query_words, protected, seed, user) -
         assert res.edits == []
         return
     assert apply_edits(query, res.edits) == res.error_query
-    for e in res.edits:
+    for e in res.chain:
         assert not set(words(e["original"])) & pwords
         assert query[e["start"] : e["end"]] == e["original"]
         assert e["mechanism"] in CHAR_MECHANISMS
@@ -152,5 +190,5 @@ def test_minilm_similarity_gate_when_installed() -> None:
     assert sim is not None
     assert sim(QUERY, QUERY) == pytest.approx(1.0, abs=1e-5)
     assert sim(QUERY, QUERY.replace("want", "wnat")) > 0.9 > sim(QUERY, "a recipe for banana bread")
-    res = ErrorInjector(toy_profiles(), load_spacy(), similarity=sim).inject(QUERY, "keys", CORE, seed=3)
+    res = ErrorInjector(toy_profiles(), load_spacy(), similarity=sim).inject(QUERY, "keys", (), seed=3)
     assert res.reason == "ok" and res.similarity is not None and res.similarity >= 0.9

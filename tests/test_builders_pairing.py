@@ -92,10 +92,10 @@ def test_fallback_to_next_pair_only_when_allowed() -> None:
 
 class FakeInjector:
     def __init__(self) -> None:
-        self.calls: list[tuple[str, str, list[str], int]] = []
+        self.calls: list[tuple[str, str, list[str], int, dict[str, Any]]] = []
 
-    def inject(self, query: str, user_id: str, protected: list[str], seed: int) -> Any:
-        self.calls.append((query, user_id, protected, seed))
+    def inject(self, query: str, user_id: str, protected: list[str], seed: int, **where: Any) -> Any:
+        self.calls.append((query, user_id, list(protected), seed, where))
         from types import SimpleNamespace
 
         if user_id == "b":
@@ -107,8 +107,12 @@ class FakeInjector:
             "original": "query",
             "edited": "qeury",
             "mechanism": "transposition",
+            "location": "content_word",
         }
-        return SimpleNamespace(error_query=query[:i] + "qeury" + query[i + 5 :], edits=[edit], reason="ok")
+        return SimpleNamespace(
+            error_query=query[:i] + "qeury" + query[i + 5 :], edits=[edit], chain=[edit], reason="ok",
+            profile_evidence=1, backoff=True,
+        )  # fmt: skip
 
 
 def test_pair_products_rows_counts_and_injection_seeds() -> None:
@@ -140,5 +144,7 @@ def test_pair_products_rows_counts_and_injection_seeds() -> None:
     assert by_user["a"]["syntax"]["pair_distance"] == pytest.approx(100.0, rel=1e-6)
     assert by_user["a"]["error_query"].startswith("c0 qeury")
     assert [c[3] for c in inj.calls] == [derive_seed(5, "P1", "a"), derive_seed(5, "P1", "b")]
-    assert inj.calls[0][2] == [*product["core_terms"], "acme"]
+    assert inj.calls[0][2] == []  # nothing protected by exclusion: core terms only label locations
+    assert inj.calls[0][4]["core_terms"] == product["core_terms"]
+    assert by_user["a"]["error_chain"] == by_user["a"]["error_edits"] and by_user["a"]["backoff"] is True
     assert check_rows(rows).ok

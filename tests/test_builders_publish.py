@@ -59,9 +59,9 @@ def fake_encode(texts: list[str]) -> np.ndarray:
 
 
 class FakeInjector:
-    """Doubles the first letter of the first unprotected word of length >= 4 ('repetition')."""
+    """Doubles the second letter of the first unprotected word of length >= 4 ('repetition')."""
 
-    def inject(self, query: str, user_id: str, protected: list[str], seed: int) -> Any:
+    def inject(self, query: str, user_id: str, protected: list[str], seed: int, **where: Any) -> Any:
         from types import SimpleNamespace
 
         from pqb.dataset.schema import words
@@ -72,11 +72,13 @@ class FakeInjector:
         for m in re.finditer(r"[A-Za-z]{4,}", query):
             if m.group().lower() not in banned and seed % 5 != 0:
                 w = m.group()
-                edit = {"start": m.start(), "end": m.end(), "original": w, "edited": w[0] + w,
-                        "mechanism": "repetition"}  # fmt: skip
+                new = w[:2] + w[1:]
+                edit = {"start": m.start(), "end": m.end(), "original": w, "edited": new,
+                        "mechanism": "repetition", "location": "content_word"}  # fmt: skip
                 return SimpleNamespace(
-                    error_query=query[: m.start()] + w[0] + w + query[m.end() :], edits=[edit], reason="ok"
-                )
+                    error_query=query[: m.start()] + new + query[m.end() :], edits=[edit], chain=[edit],
+                    reason="ok", profile_evidence=0, backoff=True,
+                )  # fmt: skip
         return SimpleNamespace(error_query=None, edits=[], reason="no_eligible_tokens")
 
 

@@ -26,6 +26,39 @@ def test_shipped_tasks_and_groups():
         200,
     )
     assert reg.tasks["pqb_syntactic_video_games"].corpus == "video_games-corpus"
+    tasks3, groups3 = reg.resolve(["error3"])
+    assert tasks3 == sorted(f"pqb_error3_{d}" for d in DOMAINS) and groups3 == ["error3"]
+    assert all(reg.tasks[t].error_dose == 3 and reg.tasks[t].pair_type == "error" for t in tasks3)
+
+
+def test_error_dose_is_validated_and_redoses_rows():
+    from pqb.harness.evaluation.pairs import dosed_rows, error_pairs
+
+    base = {"task": "t", "dataset_name": "video_games", "pair_type": "error"}
+    for bad in (0, 4, "3"):
+        with pytest.raises(TaskConfigError, match="error_dose"):
+            task_from_dict({**base, "error_dose": bad})
+    with pytest.raises(TaskConfigError, match="error_dose"):
+        task_from_dict({**base, "pair_type": "syntactic", "error_dose": 2})
+    assert task_from_dict({**base, "error_dose": 2}).error_dose == 2
+    q = "red wireless gaming mouse"
+    chain = [
+        {"start": 4, "end": 12, "original": "wireless", "edited": "wireles", "mechanism": "deletion"},
+        {"start": 20, "end": 25, "original": "mouse", "edited": "muose", "mechanism": "transposition"},
+        {"start": 13, "end": 19, "original": "gaming", "edited": "gamign", "mechanism": "transposition"},
+    ]
+    row = {"id": "r", "asin": "A", "user_id": "u", "query": q, "error_query": "red wireles gaming mouse",
+           "error_edits": chain[:1], "error_chain": chain}  # fmt: skip
+    for k, want in (
+        (1, "red wireles gaming mouse"),
+        (2, "red wireles gaming muose"),
+        (3, "red wireles gamign muose"),
+    ):
+        (r,) = dosed_rows([row], k)
+        assert r["error_query"] == want and r["error_edits"] == chain[:k]
+    short = {**row, "error_chain": chain[:2]}
+    assert dosed_rows([short], 3)[0]["error_query"] is None  # a chain too short is not evaluated
+    assert len(error_pairs(dosed_rows([row, short], 3)).pair_a) == 1
 
 
 def test_include_template_merges_and_file_overrides(tmp_path):

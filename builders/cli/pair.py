@@ -21,14 +21,24 @@ def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
         help="1 = strictly the farthest pair (default); k > 1 falls back to the next k-1 pairs",
     )  # fmt: skip
     parser.add_argument("--no-errors", action="store_true", help="skip error injection")
+    parser.add_argument(
+        "--evidence-floor", type=positive_int, default=3,
+        help="users with fewer of their own recovered slips are flagged backoff (default 3)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cosine-gate", action="store_true",
+        help="also require MiniLM cosine >= 0.9 between clean and error query (the authors' gate; "
+        "recoverability is always on)",
+    )  # fmt: skip
 
 
 def pair_config(args: argparse.Namespace) -> object:
     from pqb.builders.config import PairConfig
 
     return PairConfig(
-        distance=args.distance, max_pairs_tried=args.max_pairs_tried, inject_errors=not args.no_errors
-    )
+        distance=args.distance, max_pairs_tried=args.max_pairs_tried, inject_errors=not args.no_errors,
+        evidence_floor=args.evidence_floor, cosine_gate=args.cosine_gate,
+    )  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,8 +8,9 @@ For each target product with at least two linked users that have a syntactic Gau
 2. **Select**: for each user of the pair, the candidate with the highest own log-density among those
    *inside* the user's acceptance region (D² ≤ own threshold) *and outside* the partner's
    (D² > partner threshold). The two sets are disjoint, so the two queries always differ.
-3. **Inject**: each user's own writing errors (Builders II's ``ErrorInjector``), protecting the 5 core
-   terms and the product's title/brand words, seeded from ``(seed, asin, user)``.
+3. **Inject**: each user's own writing errors (``ErrorInjector``): an ordered chain of up to 3
+   recoverable edits on any word (core terms, brand and title words included), the personal dose as its
+   prefix, seeded from ``(seed, asin, user)``.
 
 Every product that yields no pair is counted under the first gate it fails (:data:`GATES`), so the
 final summary says exactly where the benchmark loses products.
@@ -31,6 +32,7 @@ from pqb.builders.queries.generate import load_candidates
 from pqb.builders.seeds import derive_seed
 from pqb.builders.workdir import (
     CANDIDATES,
+    CORPUS,
     GAUSSIANS,
     LINKS,
     PAIRS,
@@ -193,6 +195,8 @@ def make_row(
     asin = str(product["parent_asin"])
     error_query = getattr(injection, "error_query", None) if injection is not None else None
     edits = list(getattr(injection, "edits", []) or []) if error_query is not None else []
+    chain = list(getattr(injection, "chain", []) or []) if error_query is not None else []
+    keys = ("start", "end", "original", "edited", "mechanism", "location")
     return {
         "id": f"{domain}:{asin}:{sel.user}",
         "domain": domain,
@@ -201,9 +205,10 @@ def make_row(
         "pair_id": f"{domain}:{asin}",
         "query": query,
         "error_query": error_query,
-        "error_edits": [
-            {k: e[k] for k in ("start", "end", "original", "edited", "mechanism")} for e in edits
-        ],
+        "error_edits": [{k: e.get(k) for k in keys} for e in edits],
+        "error_chain": [{k: e.get(k) for k in keys} for e in chain],
+        "profile_evidence": getattr(injection, "profile_evidence", None) if error_query is not None else None,
+        "backoff": getattr(injection, "backoff", None) if error_query is not None else None,
         "core_terms": list(product["core_terms"]),
         "protected_terms": list(product.get("protected_terms") or []),
         "attributes": [{"name": a["name"], "value": a["value"]} for a in product.get("attributes") or []],
@@ -259,12 +264,19 @@ def pair_products(
         sa, sb, dist, rank = result
         counts["paired"] += 1
         counts["paired_with_fallback_pair"] += int(rank > 0)
-        protected = list(product["core_terms"]) + list(product.get("protected_terms") or [])
         for sel in (sa, sb):
             query = texts[sel.index]
             injection = None
             if injector is not None and config.inject_errors:
-                injection = injector.inject(query, sel.user, protected, derive_seed(seed, asin, sel.user))
+                injection = injector.inject(
+                    query,
+                    sel.user,
+                    (),
+                    derive_seed(seed, asin, sel.user),
+                    core_terms=list(product["core_terms"]),
+                    brand=str(product.get("brand") or ""),
+                    title=str(product.get("title") or ""),
+                )
                 reason = getattr(injection, "reason", "") or ("ok" if injection.error_query else "none")
                 counts[f"inject_{reason}"] += 1
             row = make_row(domain, product, query, sel, dist, injection)
@@ -292,14 +304,23 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
     seed, config = cfg.seed, cfg.pair
     inputs = [workdir.file(n) for n in (PRODUCTS, CANDIDATES, LINKS, GAUSSIANS)]
     inputs += (
-        sorted(p for p in (workdir.path / "errors").glob("*") if p.is_file()) if config.inject_errors else []
+        [
+            *sorted(p for p in (workdir.path / "errors").glob("*") if p.is_file()),
+            workdir.file(CORPUS),
+        ]
+        if config.inject_errors
+        else []
     )
     inputs += sorted(p for p in (workdir.path / SYNTAX_DIR).glob("*") if p.is_file())
     injector = None
     if config.inject_errors:
         from pqb.builders.writing_errors.injection import ErrorInjector
 
-        injector = ErrorInjector.load(workdir.path)
+        injector = ErrorInjector.load(
+            workdir.path,
+            similarity="auto" if config.cosine_gate else None,
+            evidence_floor=config.evidence_floor,
+        )
     params = {"seed": seed, **config.as_dict(), "injector": injector.settings() if injector else None}
     stage = workdir.stage("pair", inputs, params, [PAIRS])
     if (done := stage.cached(force)) is not None:

@@ -236,6 +236,72 @@ def _audited_pairs(dataset_dir: Path, domain: str) -> str:
     return f"{both} of {len(pairs)} pairs have both users passing; {flagged} of {len(rows)} rows come from a flagged user"
 
 
+def _error_section(dataset_dir: Path) -> str:
+    """Dose rule, edits-per-query histogram, location and mechanism mix, personal vs backoff, detector P/R."""
+    from collections import Counter
+
+    from pqb.builders.reports.detector_eval import quality
+
+    lines = [
+        "Every error row stores an ordered **chain** of up to 3 edits (`error_chain`), drawn one after "
+        "another from the user's own process: positions without replacement in proportion to the user's "
+        "context-conditioned slip rate (word length, word class, capitalisation, syntax), mechanisms from "
+        "the user's mechanism distribution (keyboard neighbours, phonetic confusions, transpositions, "
+        "repetitions, insertions, deletions). **Dose rule:** `error_query` applies the chain's first *d* "
+        "edits, *d* drawn from the user's own distribution of slips per slipped sentence (capped at 3), "
+        "shrunk toward the population's with a Dirichlet prior of 2 pseudo-sentences; the `pqb_error3_*` "
+        "tasks evaluate the first 3 edits of every chain (the authors' dose). Any word may carry a typo "
+        "(core terms, brand and title words included) except tokens with digits and words of 1-2 letters; "
+        "every edit stays **recoverable**: one edit per word, Damerau-Levenshtein <= 2, not another real "
+        "word, and the original is the unambiguous best correction under the domain's corrector (the "
+        "symspell dictionary plus every word of `<domain>-corpus`); `pqb-build check` verifies this on "
+        "every error row. Users with fewer than 3 of their own recovered slips are flagged `backoff` "
+        "(`profile_evidence` holds the count); their profile is mostly the population's prior.",
+        "",
+    ]
+    for c in [
+        c for c in published_configs(dataset_dir) if config_kind(c)[1] == "rows" and "-release" not in c
+    ]:
+        rows = [r for r in _table(dataset_dir, c).to_pylist() if r.get("error_query") is not None]
+        if not rows:
+            continue
+        dose = Counter(len(r.get("error_edits") or []) for r in rows)
+        chain = Counter(len(r.get("error_chain") or []) for r in rows)
+        loc = Counter(e.get("location") or "unknown" for r in rows for e in r.get("error_edits") or [])
+        loc3 = Counter(e.get("location") or "unknown" for r in rows for e in r.get("error_chain") or [])
+        mech = Counter(e.get("mechanism") for r in rows for e in r.get("error_edits") or [])
+        backoff = sum(bool(r.get("backoff")) for r in rows)
+        n_e, n_3 = sum(loc.values()), sum(loc3.values())
+        lines += [
+            f"**{c}** ({len(rows)} error rows): edits per error query (personal dose) "
+            + ", ".join(f"{k}: {dose.get(k, 0)}" for k in (1, 2, 3))
+            + "; chain lengths "
+            + ", ".join(f"{k}: {chain.get(k, 0)}" for k in (1, 2, 3))
+            + f"; personal profiles {len(rows) - backoff}, backoff {backoff}.",
+            "",
+            "| location | personal dose % | 3-edit chain % |",
+            "|---|---|---|",
+            *(
+                f"| {k} | {100 * loc.get(k, 0) / max(n_e, 1):.1f} | {100 * loc3.get(k, 0) / max(n_3, 1):.1f} |"
+                for k in sorted(set(loc) | set(loc3))
+            ),
+            "",
+            "Mechanisms (personal dose): " + ", ".join(f"{m} {n}" for m, n in sorted(mech.items())) + ".",
+            "",
+        ]
+    q = quality()
+    if q:
+        lines.append(
+            f"Slip detector behind the profiles (symspell back-end), on {q['labelled_tokens']} labelled tokens "
+            f"({q['labelled_slips']} slips, {q['labelled_char_slips']} single-word misspellings) of 8 "
+            f"categories, LLM-agent labelled (`tests/data/detector_labels.jsonl`): precision "
+            f"{100 * q['precision']:.1f}% ({q['flags_labelled']} flags), recall {100 * q['recall_char']:.1f}% "
+            f"of misspellings ({100 * q['recall_all']:.1f}% of all slips). The rules were chosen on this "
+            "same set, so these numbers are optimistic."
+        )
+    return "\n".join(lines)
+
+
 def _syntactic_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
     """Per domain: distinct skeletons of the selected queries, the threshold rule, the audit pass rate,
     and whether users failing the audit were paired."""
@@ -356,9 +422,12 @@ def render_card(
             "(rank-one + diagonal, 16-d) is chosen; each user gets the candidate with the highest own "
             "log-density that lies inside the user's acceptance region (D² ≤ own threshold) and outside the "
             "partner's (D² > partner threshold); `syntax` records own log-likelihood, own D², partner D², "
-            "both thresholds and the pair distance. Error queries come from the user's own error-mechanism "
-            "profile, at most 3 character-level edits, never inside the 5 core terms or the target's "
-            "title/brand words (`protected_terms`); `error_edits` hold character offsets into `query`.",
+            "both thresholds and the pair distance. `error_edits` and `error_chain` hold character offsets "
+            "into `query`.",
+            "",
+            "## Error pairs: dose, locations, evidence",
+            "",
+            _error_section(dataset_dir),
             "",
             "## Privacy: pseudonymous user ids",
             "",

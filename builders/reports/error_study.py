@@ -12,10 +12,11 @@ The paper's validation table (docs/design.md §14; the definitions are the paper
   (same eligibility, at least one edit, at most 3), without the semantic gate (this study is about the
   edit distribution; the gate only filters).
 * **Attribution**: every candidate user ``w`` scores a typo query by the log-likelihood of its edits
-  under w's profile: ``Σ_eligible log(1 - r_w(i)) + Σ_edited [log r_w(i) - log(1 - r_w(i)) +
-  log P_w(mechanism)] - log(1 - Π_eligible (1 - r_w(i)))``, the likelihood given that at least one
-  edit was made (the injector conditions on it); mechanisms outside the injectable set get a shared
-  floor probability.
+  under w's profile and the injector's process (issue 12): ``log P_w(dose) + Σ_k [log r_w(i_k) -
+  log(Σ_eligible r_w - Σ_{j<k} r_w(i_j)) + log P_w(mechanism_k)]``, the probability of drawing the
+  edited positions in chain order without replacement in proportion to w's rates; mechanisms outside
+  the injectable set get a shared floor probability. (Positions skipped because no recoverable edit
+  existed are ignored: an approximation shared by every candidate.)
 * **Metrics** (ties broken uniformly at random, in expectation): *Top-1* and *MRR* rank the true user
   by the summed score of all of their typo queries; *single-query Top-1* ranks by one query.
   95% percentile-bootstrap CIs resample users (Top-1, MRR) or queries (single-query Top-1).
@@ -32,9 +33,10 @@ from typing import Any
 import numpy as np
 
 from pqb.builders.errors import MissingInputError
-from pqb.builders.workdir import SENTENCES, WorkDir, read_parquet
-from pqb.builders.writing_errors.context import doc_signatures
-from pqb.builders.writing_errors.injection import ErrorInjector, derived_seed
+from pqb.builders.seeds import derive_seed
+from pqb.builders.workdir import CORPUS, SENTENCES, WorkDir, read_parquet
+from pqb.builders.writing_errors.context import RATE_CHAIN, doc_signatures
+from pqb.builders.writing_errors.injection import ErrorInjector
 from pqb.builders.writing_errors.profiles import ErrorProfiles
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.progress import bar
@@ -89,7 +91,7 @@ def _select_texts(
     for u in sorted(by):
         texts = sorted(set(by[u]))
         if len(texts) > max_texts:
-            rng = np.random.default_rng(derived_seed(seed, "texts", u))
+            rng = np.random.default_rng(derive_seed(seed, "texts", u))
             texts = [texts[i] for i in sorted(rng.choice(len(texts), max_texts, replace=False))]
         out[u] = texts
     return out
@@ -99,13 +101,21 @@ def _rate_matrix(
     profiles: ErrorProfiles, sig_list: Sequence[dict[str, str]], users: Sequence[str]
 ) -> np.ndarray:
     """``R[i, w]``: slip rate of token ``i`` under user ``w`` (deduplicated over signature chains)."""
-    keys = [tuple(s[k] for k in ("coarse", "d3", "d4", "full")) for s in sig_list]
+    keys = [tuple(s[k] for k in RATE_CHAIN) for s in sig_list]
     uniq = {k: j for j, k in enumerate(dict.fromkeys(keys))}
     first = {k: s for k, s in zip(keys, sig_list, strict=True)}
     U = np.empty((len(uniq), len(users)))
     for k, j in bar(uniq.items(), desc="rates", leave=False):
         U[j] = [profiles.rate(w, first[k]) for w in users]
     return U[[uniq[k] for k in keys]]
+
+
+def _corrector(workdir: WorkDir) -> Any:
+    """The domain's recoverability corrector (``corpus.parquet``), or the dictionary alone without one."""
+    from pqb.builders.writing_errors.recoverability import DomainCorrector, corrector_for_corpus
+
+    corpus = workdir.path / CORPUS
+    return corrector_for_corpus(read_parquet(corpus).to_pylist()) if corpus.is_file() else DomainCorrector()
 
 
 def run_error_study(
@@ -145,8 +155,11 @@ def run_error_study(
     mech_col = {m: i for i, m in enumerate(CHAR_MECHANISMS)}
     gprobs = profiles.global_mechanism_probs()
     uniform = dict.fromkeys(CHAR_MECHANISMS, 1 / len(CHAR_MECHANISMS))
-    inj = ErrorInjector(profiles, nlp, similarity=None)
-    rng_wrong = np.random.default_rng(derived_seed(seed, "wrong-user"))
+    inj = ErrorInjector(profiles, nlp, similarity=None, corrector=_corrector(workdir))
+    gdose = profiles.global_dose_probs()
+    dose_col = {d: i for i, d in enumerate(gdose)}
+    logD = np.log(np.array([[profiles.dose_probs(w)[d] for d in gdose] for w in users]))
+    rng_wrong = np.random.default_rng(derive_seed(seed, "wrong-user"))
     wrong = {u: users[(col[u] + 1 + int(rng_wrong.integers(len(users) - 1))) % len(users)] for u in users}
 
     results: dict[str, Any] = {}
@@ -162,18 +175,21 @@ def run_error_study(
             else:
                 rates = np.full(b - a, p0)
                 probs = uniform if cond == "uniform" else None
-            res = inj.inject_with(doc, rates, probs, [], derived_seed(seed, cond, u, q))
+            dprobs = profiles.dose_probs(src) if cond in ("personalized", "wrong-user") else gdose
+            res = inj.inject_with(doc, rates, probs, [], derive_seed(seed, cond, u, q), dose_probs=dprobs)
             if res.error_query is None:
                 failed += 1
                 continue
             elig = inj.eligible(doc, [])
-            Rq = R[a:b]
-            s = np.log1p(-Rq[elig]).sum(0)
-            s = s - np.log(-np.expm1(s))  # the injector conditions on >= 1 edit: P(E | >= 1 edit, w)
+            Rq = np.where(elig[:, None], R[a:b], 0.0)
             tok_at = {t.idx: t.i for t in doc}
+            # P(ordered positions | w): successive draws without replacement in proportion to w's rates
+            left = Rq.sum(0)
+            s = logD[:, dose_col[str(len(res.edits))]].copy()
             for e in res.edits:
                 i = tok_at[e["start"]]
-                s = s + np.log(Rq[i]) - (np.log1p(-Rq[i]) if elig[i] else 0.0)
+                s = s + np.log(np.maximum(Rq[i], 1e-12)) - np.log(np.maximum(left, 1e-12))
+                left = left - Rq[i]
                 s = s + logM[:, mech_col.get(e["mechanism"], len(CHAR_MECHANISMS))]
             scores.append(s)
             truth.append(col[u])
@@ -205,13 +221,13 @@ def run_error_study(
 def _metrics(
     scores: np.ndarray, truth: np.ndarray, n_users: int, failed: int, n_boot: int, pool_size: int, seed: int
 ) -> dict[str, Any]:
-    rng = np.random.default_rng(derived_seed(seed, "boot"))
+    rng = np.random.default_rng(derive_seed(seed, "boot"))
     out: dict[str, Any] = {"queries": len(truth), "failed_injections": failed}
     if len(truth) == 0:
         return out
     pools = {"all": None}
     if pool_size < n_users:
-        prng = np.random.default_rng(derived_seed(seed, "pool"))
+        prng = np.random.default_rng(derive_seed(seed, "pool"))
         pools["pool"] = {
             u: np.sort(
                 np.concatenate(

@@ -67,7 +67,10 @@ def load_release(release_dir: Path | str | None = None) -> dict[str, dict[str, l
 
 def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]) -> dict[str, Any]:
     """Statistics over (clean query, edits, core-word set, core set exact?) tuples."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
     mech: Counter[str] = Counter()
+    where: Counter[str] = Counter()
     per_query: Counter[int] = Counter()
     n_edits = inside = inside_exact = n_exact = far = 0
     for query, edits, core, exact in pairs:
@@ -77,6 +80,10 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
             mech[e["mechanism"]] += 1
             hit = edit_touches(e, query, core)
             inside += hit
+            # one rule for both sides (the release has no parse): core proxy / spaCy stop word / other
+            where[
+                "core_term" if hit else "stopword" if str(e["original"]).lower() in STOP_WORDS else "other"
+            ] += 1
             if exact:
                 n_exact += 1
                 inside_exact += hit
@@ -89,6 +96,7 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
         "edits_per_query_hist": {("4+" if k == 4 else str(k)): v for k, v in sorted(per_query.items())},
         "mechanism_counts": {m: mech.get(m, 0) for m in ALL_LABELS},
         "mechanism_share": {m: mech.get(m, 0) / n_edits if n_edits else 0.0 for m in ALL_LABELS},
+        "location_share": {k: v / n_edits for k, v in sorted(where.items())} if n_edits else {},
         "edits_touching_core": inside,
         "core_share": inside / n_edits if n_edits else 0.0,
         "edits_with_exact_core_terms": n_exact,
@@ -144,28 +152,32 @@ def our_injector_stats(
 ) -> dict[str, Any] | None:
     """Our profile's mechanism distribution and our injector run on ``n`` of the release's clean queries."""
     from pqb.builders.errors import MissingInputError
-    from pqb.builders.writing_errors.injection import ErrorInjector, derived_seed
+    from pqb.builders.seeds import derive_seed
+    from pqb.builders.writing_errors.injection import ErrorInjector
     from pqb.builders.writing_errors.profiles import ErrorProfiles
 
     try:
         profiles = ErrorProfiles.load(workdir / domain)
     except MissingInputError:
         return None
-    inj = ErrorInjector(profiles, similarity=None)
+    inj = ErrorInjector.load(workdir / domain)
     users = sorted(profiles.users)
     items = [(a, r) for a, recs in sorted(release.items()) for r in recs if len(recs) >= 2]
-    rng = np.random.default_rng(derived_seed(seed, "release-sample", domain))
+    rng = np.random.default_rng(derive_seed(seed, "release-sample", domain))
     pick = sorted(rng.choice(len(items), size=min(n, len(items)), replace=False).tolist()) if items else []
     proxies = {a: core_term_proxy([r["syntax_query"] for r in recs]) for a, recs in release.items()}
-    rows, failed = [], Counter()
+    rows, chains, failed = [], [], Counter()
     for k in bar(pick, desc=f"inject ({domain})", leave=False):
         asin, rec = items[k]
         user = users[int(rng.integers(len(users)))] if users else "unknown"
-        res = inj.inject(rec["syntax_query"], user, sorted(proxies[asin]), seed=derived_seed(seed, k))
+        res = inj.inject(
+            rec["syntax_query"], user, (), derive_seed(seed, k), core_terms=sorted(proxies[asin])
+        )
         if res.error_query is None:
             failed[res.reason] += 1
             continue
         rows.append((rec["syntax_query"], res.edits, proxies[asin], False))
+        chains.append((rec["syntax_query"], res.chain, proxies[asin], False))
     gp = profiles.global_mechanism_probs()
     return {
         "profiles_backend": profiles.meta.get("backend"),
@@ -174,6 +186,7 @@ def our_injector_stats(
         "sampled_queries": len(pick),
         "failed": dict(failed),
         "injected": edit_stats(rows),
+        "injected_chain": edit_stats(chains),
     }
 
 
@@ -231,7 +244,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             ("theirs (ASINs ≥2 queries)", rel["asins_with_2plus_queries"]),
         ]
         if ours:
-            cols.append(("ours (injected on their queries)", ours["injected"]))
+            cols.append(("ours (injected on their queries, personal dose)", ours["injected"]))
+            if "injected_chain" in ours:
+                cols.append(("ours (same queries, 3-edit chain)", ours["injected_chain"]))
         lines += [
             f"## {dom}",
             "",
@@ -266,6 +281,14 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             ),
             ("edits with Levenshtein > 2", [str(s["edits_beyond_levenshtein_2"]) for _, s in cols], ""),
         ]
+        for loc in sorted({k for _, st in cols for k in st.get("location_share", {})}):
+            rows.append(
+                (
+                    f"location: {loc} %",
+                    [_pct(st.get("location_share", {}).get(loc, 0.0)) for _, st in cols],
+                    "",
+                )
+            )
         for m in ALL_LABELS:
             prof = (
                 _pct(ours["profile_mechanism_probs"].get(m))

@@ -24,11 +24,29 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-BACKOFF_LEVELS: tuple[str, ...] = ("full", "d4", "d3", "clause", "depth", "sibling", "coarse")
-"""All signatures of docs/design.md §9, recorded for every recovered edit."""
+BACKOFF_LEVELS: tuple[str, ...] = ("full", "d4", "d3", "clause", "depth", "sibling", "coarse", "shape")
+"""All signatures of docs/design.md §9 plus the word's ``shape``, recorded for every recovered edit."""
 
-RATE_CHAIN: tuple[str, ...] = ("coarse", "d3", "d4", "full")
-"""The nested levels (each refines the previous) used for rate shrinkage, coarse to fine."""
+RATE_CHAIN: tuple[str, ...] = ("shape", "coarse", "d3", "d4", "full")
+"""The levels used for rate shrinkage, coarse to fine. ``shape`` (word length, word class,
+capitalisation: what makes people slip, issue 12) comes first; the syntactic levels after it are nested
+(each refines the previous). Each level is pulled toward the estimate of the level before it."""
+
+FUNCTION_POS = frozenset({"DET", "ADP", "PRON", "CCONJ", "SCONJ", "AUX", "PART", "INTJ"})
+"""Universal POS tags of function words; every other word is a content word."""
+
+
+def length_bucket(n: int) -> str:
+    return "1-3" if n <= 3 else "4-5" if n <= 5 else "6-7" if n <= 7 else "8-10" if n <= 10 else "11+"
+
+
+def capitalisation(text: str) -> str:
+    return "upper" if text.isupper() and len(text) > 1 else "title" if text[:1].isupper() else "lower"
+
+
+def is_function_word(tok: Any) -> bool:
+    return tok.pos_ in FUNCTION_POS
+
 
 CLAUSE_DEPS = frozenset({"advcl", "acl", "relcl", "ccomp", "xcomp", "conj", "parataxis"})
 
@@ -42,7 +60,9 @@ class Smoothing:
     (κ_c) and ``global_context_tokens`` (κ_g) pull each context toward its coarser parent.
     ``mechanism_edits`` (α) is the Dirichlet strength pulling a user's mechanism distribution toward
     the global one, and ``global_mechanism_edits`` (β) the add-β prior on the global distribution.
-    ``max_rate`` caps any context rate (a guard against tiny denominators).
+    ``max_rate`` caps any context rate (a guard against tiny denominators). ``dose_sentences`` is the
+    Dirichlet strength pulling a user's slips-per-slipped-sentence histogram (the personal dose) toward the
+    population's: 2 pseudo-sentences, so a user with 2 slipped sentences is half their own evidence.
     """
 
     user_tokens: float = 400.0
@@ -51,6 +71,7 @@ class Smoothing:
     mechanism_edits: float = 2.0
     global_mechanism_edits: float = 0.5
     max_rate: float = 0.5
+    dose_sentences: float = 2.0
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -92,7 +113,7 @@ def _siblings(tok: Any) -> tuple[str, str]:
 
 
 def token_signatures(tok: Any) -> dict[str, str]:
-    """The seven back-off signatures of one parsed spaCy token (docs/design.md §9)."""
+    """The seven back-off signatures of one parsed spaCy token (docs/design.md §9) and its ``shape``."""
     pos, dep, head = tok.pos_, tok.dep_, tok.head.pos_
     gp = tok.head.head.pos_
     depth = _depth(tok)
@@ -107,6 +128,8 @@ def token_signatures(tok: Any) -> dict[str, str]:
         "depth": f"{bucket}|{pos}|{dep}",
         "sibling": f"{pos}|{left}|{right}",
         "coarse": f"{pos}|{dep}",
+        "shape": f"{length_bucket(len(tok.text))}|{'function' if is_function_word(tok) else 'content'}|"
+        f"{capitalisation(tok.text)}",
     }
 
 

@@ -43,6 +43,24 @@ def _build_neighbours() -> dict[str, frozenset[str]]:
 QWERTY_NEIGHBOURS: dict[str, frozenset[str]] = _build_neighbours()
 """Symmetric neighbour table: ``QWERTY_NEIGHBOURS['s'] == {'a','d','w','e','z','x'}``."""
 
+PHONETIC_GROUPS: tuple[str, ...] = ("aeiouy", "ckqs", "sz", "fv", "gj", "mn", "dt", "bp", "iy", "ck", "xz")
+"""Letters writers confuse by sound rather than by key position: vowels for one another (the most common
+misspelling: "seperate", "definately"), the c/k/q/s family, voiced/voiceless pairs (d/t, b/p, f/v, s/z),
+g/j, m/n. A non-adjacent single-letter ``substitution`` is injected only inside one of these groups, so
+injected substitutions look like what people type ("recieve", "seperate"), not "fxnd" or "waqt"."""
+
+
+def _build_phonetic() -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for group in PHONETIC_GROUPS:
+        for ch in group:
+            out.setdefault(ch, set()).update(x for x in group if x != ch)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+PHONETIC_CONFUSIONS: dict[str, frozenset[str]] = _build_phonetic()
+"""Symmetric confusion table built from :data:`PHONETIC_GROUPS` (``PHONETIC_CONFUSIONS['c'] >= {'k', 's'}``)."""
+
 HOMOPHONE_GROUPS: tuple[tuple[str, ...], ...] = (
     ("their", "there", "they're"),
     ("to", "too", "two"),

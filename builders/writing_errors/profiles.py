@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,11 +50,28 @@ from pqb.builders.writing_errors.context import (
 from pqb.builders.writing_errors.mechanisms import classify
 from pqb.dataset.io import atomic_write_json
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS, words
+from pqb.dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS
 
 log = logging.getLogger(__name__)
 
-PROFILES_VERSION = 1
+PROFILES_VERSION = 2
+EVIDENCE_FLOOR = 3
+"""Users with fewer of their own recovered slips are flagged ``backoff`` (their profile is mostly the
+population's prior); configurable per build (``pqb-build pair --evidence-floor``)."""
+DOSES: tuple[int, ...] = (1, 2, 3)
+"""Slips per slipped sentence, capped at ``MAX_EDITS``: the support of the personal dose."""
+
+
+def dirichlet_shrink(
+    counts: Mapping[str, float], prior: Mapping[str, float], strength: float
+) -> dict[str, float]:
+    """Posterior mean of a categorical distribution under a Dirichlet prior ``strength * prior``:
+    ``p_k = (n_k + strength * prior_k) / (N + strength)`` over the keys of ``prior``. With no counts it is
+    the prior; with many it is the user's own frequencies. ``strength`` is the prior's weight in
+    pseudo-observations (documented per use in :class:`Smoothing`)."""
+    n = sum(float(counts.get(k, 0)) for k in prior)
+    return {k: (float(counts.get(k, 0)) + strength * float(prior[k])) / (n + strength) for k in prior}
+
 
 EDITS_SCHEMA = pa.schema(
     [
@@ -114,14 +132,32 @@ class ErrorProfiles:
         return {m: (counts.get(m, 0) + beta) / total for m in CHAR_MECHANISMS}
 
     def mechanism_probs(self, user_id: str | None) -> dict[str, float]:
-        """Dirichlet-smoothed P(mechanism | user) over the injectable mechanisms."""
+        """P(mechanism | user): the user's counts shrunk toward the population's distribution
+        (:func:`dirichlet_shrink`, strength ``Smoothing.mechanism_edits``); a user without counts gets the
+        population's distribution through the same formula, not through a separate fall-back."""
         g = self.global_mechanism_probs()
         u = self.user(user_id)
-        if u is None:
-            return g
-        alpha = self.smoothing.mechanism_edits
-        n = sum(u["mechanisms"].get(m, 0) for m in CHAR_MECHANISMS)
-        return {m: (u["mechanisms"].get(m, 0) + alpha * g[m]) / (n + alpha) for m in CHAR_MECHANISMS}
+        return dirichlet_shrink(u["mechanisms"] if u else {}, g, self.smoothing.mechanism_edits)
+
+    def global_dose_probs(self) -> dict[str, float]:
+        """Population distribution of slips per slipped sentence (1, 2, 3+), add-β smoothed."""
+        beta = self.smoothing.global_mechanism_edits
+        counts = self.glob.get("doses", {})
+        total = sum(counts.get(str(d), 0) for d in DOSES) + beta * len(DOSES)
+        return {str(d): (counts.get(str(d), 0) + beta) / total for d in DOSES}
+
+    def dose_probs(self, user_id: str | None) -> dict[str, float]:
+        """P(dose | user): the user's slips-per-slipped-sentence histogram shrunk toward the population's
+        (strength ``Smoothing.dose_sentences``)."""
+        u = self.user(user_id)
+        return dirichlet_shrink(
+            (u or {}).get("doses", {}), self.global_dose_probs(), self.smoothing.dose_sentences
+        )
+
+    def evidence(self, user_id: str | None) -> int:
+        """The number of the user's own recovered character-level slips behind their profile."""
+        u = self.user(user_id)
+        return int(u["n_char"]) if u else 0
 
     def summary(self, user_id: str) -> dict[str, Any]:
         """Row fields of the ``d-users`` config: token and slip counts, rate, mechanism distribution."""
@@ -177,7 +213,7 @@ class ErrorProfiles:
 
 
 def empty_counts() -> dict[str, Any]:
-    return new_counts() | {"mechanisms": {}, "n_surface": 0, "n_other": 0}
+    return new_counts() | {"mechanisms": {}, "doses": {}, "n_surface": 0, "n_other": 0}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -256,6 +292,11 @@ def build_profiles(
                 {"user_id": uid, "sentence_id": sid, **e, "char_level": mech in CHAR_MECHANISMS and tok_ok}
                 | {f"sig_{lvl}": s[lvl] for lvl in BACKOFF_LEVELS}
             )
+        if slipped:
+            d = str(min(len(slipped), DOSES[-1]))
+            for rec in (u, glob):
+                rec.setdefault("doses", {})
+                rec["doses"][d] = rec["doses"].get(d, 0) + 1
         for tok, s in zip(doc, sigs, strict=True):
             if not tok.is_alpha:
                 continue
@@ -273,23 +314,59 @@ def build_profiles(
 # ------------------------------------------------------------------------------------------------
 
 
-def domain_vocabulary(
+@dataclass(frozen=True)
+class DomainLexicon:
+    """What the slip detector must accept in one domain (see :func:`domain_lexicon`)."""
+
+    words: frozenset[str]
+    names: frozenset[str]
+    habitual: frozenset[str]
+
+
+_LEX_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+
+
+def domain_lexicon(
     sentences: Iterable[tuple[str, str]], products: pa.Table | None, min_users: int = 3
-) -> set[str]:
-    """Words a spelling corrector must accept: product title/brand words, and words that at least
-    ``min_users`` different users wrote (shared vocabulary, not a private slip)."""
+) -> DomainLexicon:
+    """The domain's vocabulary for the slip detector.
+
+    ``words``: every word of product titles, brands, attribute values and documents, and every word that at
+    least ``min_users`` different users wrote (shared vocabulary, not a private slip). ``names``: words
+    written capitalised in mid-sentence, or capitalised at least twice, or capitalised in a title/brand
+    (names of games, artists, characters). ``habitual``: forms one user wrote at least twice.
+    """
     vocab: set[str] = set()
+    names: set[str] = set()
     if products is not None:
-        for col in ("title", "brand"):
+        for col in ("title", "brand", "text"):
             if col in products.column_names:
                 for v in products.column(col).to_pylist():
-                    vocab.update(w for w in words(v or "") if w.isalpha())
+                    toks = _LEX_WORD.findall(v or "")
+                    vocab.update(w.lower() for w in toks)
+                    if col != "text":
+                        names.update(w.lower() for w in toks if w[:1].isupper())
+        if "attributes" in products.column_names:
+            for attrs in products.column("attributes").to_pylist():
+                for a in attrs or []:
+                    vocab.update(w.lower() for w in _LEX_WORD.findall(a.get("value") or ""))
     by_word: dict[str, set[str]] = defaultdict(set)
+    caps: Counter[str] = Counter()
+    mid_caps: set[str] = set()
+    per_user: Counter[tuple[str, str]] = Counter()
     for uid, text in sentences:
-        for w in set(words(text)):
-            by_word[w].add(uid)
+        for i, w in enumerate(_LEX_WORD.findall(text)):
+            low = w.lower()
+            by_word[low].add(uid)
+            per_user[(uid, low)] += 1
+            if w[:1].isupper() and not w.isupper() and len(w) > 1:
+                caps[low] += 1
+                if i > 0:
+                    mid_caps.add(low)
     vocab.update(w for w, us in by_word.items() if len(us) >= min_users)
-    return vocab
+    names.update(mid_caps | {w for w, n in caps.items() if n >= 2})
+    habitual = {w for (_, w), n in per_user.items() if n >= 2}
+    return DomainLexicon(frozenset(vocab), frozenset(names), frozenset(habitual))
 
 
 def _read_inputs(wd: WorkDir) -> tuple[pa.Table, pa.Table | None, pa.Table | None]:
@@ -324,7 +401,8 @@ def run_errors(
     if corrector is None:
         kwargs: dict[str, Any] = {}
         if backend == "symspell":
-            kwargs["extra_words"] = domain_vocabulary(((r["user_id"], r["text"]) for r in rows), prods)
+            lex = domain_lexicon(((r["user_id"], r["text"]) for r in rows), prods)
+            kwargs |= {"extra_words": lex.words, "names": lex.names, "habitual": lex.habitual}
         corrector = get_corrector(backend, **kwargs)
     # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
     # users.parquet and products.parquet are optional (see _read_inputs): declared only when present

@@ -34,7 +34,7 @@ from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, per
 from pqb.harness.evaluation.data import build_corpus, config_names, load_config
 from pqb.harness.evaluation.dataset_checks import check_task_dataset, violation_lines
 from pqb.harness.evaluation.design import derive, effective_unit, task_design
-from pqb.harness.evaluation.pairs import PairSet, edit_count, edit_mechanisms
+from pqb.harness.evaluation.pairs import PairSet, dosed_rows, edit_count, edit_locations, edit_mechanisms
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
 from pqb.harness.evaluation.run_cache import RankEntry, RunCache
 from pqb.harness.retrievers.base import Corpus, Retriever, topk_stable
@@ -155,6 +155,8 @@ class _CheckedLoader:
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
                limit: int | None) -> TaskData:  # fmt: skip
     rows = rows[:limit] if limit is not None else rows
+    if cfg.pairtype.edits and cfg.error_dose is not None:
+        rows = dosed_rows(rows, cfg.error_dose)
     pairs = cfg.pairtype.build_pairs(rows)
     if pairs.n_malformed:
         log.warning(
@@ -297,7 +299,9 @@ def compute_task(data: TaskData, ranks: np.ndarray, *, n_boot: int, seed: int, u
 
 
 def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
-    """Deg@K and MRRdeg (and n) by edit mechanism and by number of edits, for error tasks."""
+    """Deg@K and MRRdeg (and n) by edit mechanism, number of edits, location class (a pair counts under
+    each class its edits touch; ``function_word_only`` is the built-in control: pairs whose edits all fall
+    on function words), and personal vs backoff profile (``all`` beside ``personal`` only)."""
     cfg, pairs = data.cfg, data.pairs
     deg = M.error_degradation(ranks[pairs.pair_a], ranks[pairs.pair_b], cfg.k_values, cfg.rr_cutoff)
     rows = [data.rows[i] for i in pairs.row_index[pairs.pair_a]]
@@ -312,7 +316,19 @@ def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
     mechs = sorted({m for ms in mech_lists for m in ms})
     by_mech = {m: summarize(np.asarray([m in ms for ms in mech_lists], dtype=bool)) for m in mechs}
     by_n = {n: summarize(np.asarray([x == n for x in n_edits], dtype=bool)) for n in sorted(set(n_edits))}
-    return {"mechanism": by_mech, "n_edits": by_n}
+    loc_lists = [edit_locations(r) for r in rows]
+    locs = sorted({x for ls in loc_lists for x in ls})
+    by_loc = {x: summarize(np.asarray([x in ls for ls in loc_lists], dtype=bool)) for x in locs}
+    if loc_lists:
+        by_loc["function_word_only"] = summarize(
+            np.asarray([ls == ["function_word"] for ls in loc_lists], dtype=bool)
+        )
+    backoff = [r.get("backoff") for r in rows]
+    by_profile = {"all": summarize(np.ones(len(rows), dtype=bool))}
+    if any(b is not None for b in backoff):
+        by_profile["personal"] = summarize(np.asarray([b is False for b in backoff], dtype=bool))
+        by_profile["backoff"] = summarize(np.asarray([b is True for b in backoff], dtype=bool))
+    return {"mechanism": by_mech, "n_edits": by_n, "location": by_loc, "profile": by_profile}
 
 
 # -- samples and TREC ------------------------------------------------------------------------------------
@@ -344,6 +360,7 @@ def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks
             row = data.rows[int(pairs.row_index[i])]
             rec["side"] = sides[0] if i < len(pairs.pair_a) else sides[1]
             rec["mechanisms"] = edit_mechanisms(row)
+            rec["locations"] = edit_locations(row)
             rec["n_edits"] = edit_count(row)
         out.append(rec)
     return out

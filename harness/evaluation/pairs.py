@@ -108,6 +108,27 @@ def edit_count(row: dict[str, Any]) -> int | None:
     return len(edits) if edits or row.get("error_query") is None else None
 
 
+def dosed_rows(rows: Sequence[dict[str, Any]], dose: int) -> list[dict[str, Any]]:
+    """Rows re-dosed to the first ``dose`` edits of their ``error_chain``: ``error_query`` and
+    ``error_edits`` replaced; rows without a chain that long get ``error_query = None`` (not evaluated)."""
+    from pqb.dataset.schema import apply_edits
+
+    out = []
+    for r in rows:
+        chain = list(r.get("error_chain") or [])
+        if len(chain) >= dose:
+            edits = chain[:dose]
+            out.append({**r, "error_query": apply_edits(r["query"], edits), "error_edits": edits})
+        else:
+            out.append({**r, "error_query": None, "error_edits": []})
+    return out
+
+
+def edit_locations(row: dict[str, Any]) -> list[str]:
+    """Distinct location classes of a row's edits, sorted (``unknown`` for edits without one)."""
+    return sorted({str(e.get("location") or "unknown") for e in (row.get("error_edits") or [])})
+
+
 def edit_mechanisms(row: dict[str, Any]) -> list[str]:
     """Distinct mechanisms of a row's edits, sorted (a pair counts once per mechanism)."""
     return sorted({str(e.get("mechanism")) for e in (row.get("error_edits") or [])})

@@ -443,8 +443,10 @@ def tidy_frame(runs: Sequence[Run], *, all_runs: bool = False) -> pd.DataFrame:
 
 
 def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
-    """Deg@K by error mechanism and by number of edits, per model and domain, plus pooled rows.
+    """Deg@K by error mechanism, number of edits, edit location class and profile (personal vs backoff),
+    per model and domain, plus pooled rows.
 
+    Breakdowns of fixed-dose tasks (``error_dose``) are kept apart as ``"<by> (<d> edits)"``.
     Pooled rows (``domain == "all"``) weight each domain's stratum by its pair count ``n``: a
     mechanism seen 400 times in one domain and 4 times in another should not count equally.
     """
@@ -453,7 +455,9 @@ def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
         pair_type, domain, _ = task_identity(run, task)
         if pair_type not in PAIR_TYPES or not PAIR_TYPES[pair_type].edits:
             continue
+        dose = ((run.data.get("configs") or {}).get(task) or {}).get("error_dose")
         for by, strata in sorted(((run.data.get("breakdowns") or {}).get(task) or {}).items()):
+            by = f"{by} ({dose} edits)" if dose else by  # the dose tasks of a domain stay apart
             for stratum, values in sorted(strata.items()):
                 for metric, value in sorted(values.items()):
                     if metric == "n" or not isinstance(value, int | float):

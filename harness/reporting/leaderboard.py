@@ -106,7 +106,7 @@ def write_leaderboard(
     files.append(_write_csv(out_dir / "error_breakdown.csv", breakdown))
     atomic_write_text(
         out_dir / "error_breakdown.md",
-        "## Writing-error degradation by mechanism and by number of edits\n\n"
+        "## Writing-error degradation by mechanism, number of edits, edit location and profile\n\n"
         "Not in the paper. Deg@K and MRRdeg in %, lower is more robust.\n\n" + breakdown_markdown(breakdown),
     )
     files.append(out_dir / "error_breakdown.md")

@@ -181,7 +181,8 @@ def _breakdown_tables(breakdown: pd.DataFrame, domain: str) -> str:
     for by in sorted(part["by"].unique()):
         sub = part[part["by"] == by]
         metrics = sorted(sub["metric"].unique(), key=lambda m: (m.startswith("mrr"), len(m), m))
-        what = {"mechanism": "Error mechanism", "n_edits": "Edits"}.get(by, by)
+        what = {"mechanism": "Error mechanism", "n_edits": "Edits", "location": "Edit location",
+                "profile": "Profile"}.get(by, by)  # fmt: skip
         head = "".join(f"<th>{_esc(LABELS.get(m, m))} (%)</th>" for m in metrics)
         rows = []
         for (model, stratum), cell in sorted(sub.groupby(["model", "stratum"])):

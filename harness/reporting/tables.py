@@ -275,7 +275,10 @@ def breakdown_markdown(frame: pd.DataFrame) -> str:
                 part["metric"].unique(), key=lambda m: (m.startswith("mrr"), _stratum_key(m.split("@")[-1]))
             )
             title = "all domains, pooled by pair count" if domain == "all" else domain
-            what = "error mechanism" if by == "mechanism" else "number of edits" if by == "n_edits" else by
+            what = {
+                "mechanism": "error mechanism", "n_edits": "number of edits", "location": "edit location",
+                "profile": "profile (personal vs backoff)",
+            }.get(by, by)  # fmt: skip
             lines = [
                 f"#### By {what} — {title}",
                 "",
