@@ -1,0 +1,168 @@
+"""Score queries against :class:`~.inverted_index.Postings`, and rank within the cutoff without sorting.
+
+Per query, every posting of every query term is added into one preallocated float64 row of corpus length
+(``np.add.at``, one call per distinct term), so the row holds each document's exact score: float32
+weights summed in float64 are exact while they span less than 2^29, hence independent of the order terms
+are added in, and each score is then rounded once to float32 (the precision ties are judged at). That is
+what ``score`` returns, block by block into a preallocated float32 buffer.
+
+Ranking never sorts the corpus. The pinned rule (:mod:`pqb.harness.evaluation.ranking`) is applied on a
+*band*: every document scoring at least a floor that lies below the ``K``-th best score (``K = max(k,
+cutoff)``) by two tie tolerances. The floor is the K-th best score among the documents of the query's
+highest-weighted terms (a subset's K-th best never exceeds the corpus's), and one comparison over the row
+collects the band; without such a subset the floor comes from one partition of the row. Inside the band, the top-k list and the target's rank are counted exactly as
+:func:`~pqb.harness.retrievers.base.topk_stable` and :func:`~pqb.harness.evaluation.ranking.target_ranks`
+would on the full row; a target outside the band ranks below ``K`` documents: a miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from pqb.harness.retrievers.base import UNRANKED, Ranked, SearchResult, order_near_ties, tie_tolerance
+from pqb.harness.retrievers.lexical.inverted_index import Postings
+
+WeightFn = Callable[[Postings, int, int], np.ndarray]
+"""``(postings, term, times named in the query) -> float64 weights of the term's postings``."""
+
+BLOCK_CELLS = 8_000_000
+"""float32 cells of one ``score_blocks`` buffer (32 MB), whatever the number of queries."""
+
+
+def term_counts(terms: Sequence[int]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for t in terms:
+        counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+class SparseScorer:
+    """Exact BM25 scores, top-k lists and cutoff ranks for queries given as term ids."""
+
+    def __init__(self, postings: Postings, weight: WeightFn, unit_weights: np.ndarray) -> None:
+        """``unit_weights``: each posting's weight for a term named once (what ``weight(p, t, 1)`` gives)."""
+        self.postings, self.weight = postings, weight
+        self.max_weight = np.zeros(postings.n_terms)
+        present = postings.df() > 0
+        if present.any():
+            self.max_weight[present] = np.maximum.reduceat(unit_weights, postings.indptr[:-1][present])
+        self._row = np.zeros(postings.n_docs)
+        self._stamp = np.zeros(postings.n_docs, np.int64)  # which query last put a document in its band
+        self._stamp_id = 0
+        self.stats = {"pruned_band": 0, "full_row_band": 0}
+
+    # -- scores ---------------------------------------------------------------------------------------
+    def _accumulate(self, counts: dict[int, int]) -> np.ndarray:
+        row, p = self._row, self.postings
+        row.fill(0.0)
+        for t, n in counts.items():
+            np.add.at(row, p.docs[p.indptr[t] : p.indptr[t + 1]], self.weight(p, t, n))
+        return row
+
+    def score_blocks(self, queries: Sequence[Sequence[int]], cells: int = BLOCK_CELLS) -> Iterator[tuple[int, np.ndarray]]:  # fmt: skip
+        """``(first query, float32 scores of a block of queries)``; the block is one reused buffer."""
+        n_docs = self.postings.n_docs
+        rows = max(1, min(len(queries), cells // max(1, n_docs)))
+        buf = np.empty((rows, n_docs), np.float32)
+        for start in range(0, len(queries), rows):
+            block = buf[: min(rows, len(queries) - start)]
+            for i in range(len(block)):
+                block[i] = self._accumulate(term_counts(queries[start + i]))
+            yield start, block
+
+    # -- ranking --------------------------------------------------------------------------------------
+    def _band(self, counts: dict[int, int], K: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """(documents, their float32 scores, floor): every document scoring ≥ floor, with
+        floor ≤ (K-th best score − 2 tolerances), so near-ties at the K-th place are all inside.
+
+        The floor comes from a subset — the documents of the query's highest-weighted terms, at least
+        ``2K`` of them: the K-th best score of any subset is at most the K-th best of the corpus. One
+        comparison over the row then collects the band."""
+        row, p, n_docs = self._row, self.postings, self.postings.n_docs
+        if n_docs > K and counts:
+            terms = sorted(counts, key=lambda t: (-self.max_weight[t], t))
+            self._stamp_id += 1
+            stamp, cur, parts, seen = self._stamp, self._stamp_id, [], 0
+            for t in terms:
+                docs = p.docs[p.indptr[t] : p.indptr[t + 1]]
+                new = docs[stamp[docs] != cur]  # each document once
+                stamp[new] = cur
+                parts.append(new)
+                seen += len(new)
+                if seen >= 2 * K:
+                    break
+            if seen >= K:
+                sub = row[np.concatenate(parts)].astype(np.float32)
+                tau = float(np.partition(sub, len(sub) - K)[len(sub) - K])
+                floor = tau - 2 * tie_tolerance(tau)
+                if floor > 0:
+                    docs = np.flatnonzero(row >= floor * (1 - 1e-6))  # float32 rounding can lift a score
+                    s32 = row[docs].astype(np.float32)
+                    keep = s32 >= floor
+                    self.stats["pruned_band"] += 1
+                    return docs[keep], s32[keep], floor
+        self.stats["full_row_band"] += 1
+        s32 = row.astype(np.float32)
+        if n_docs <= K:
+            return np.arange(n_docs), s32, -np.inf
+        kth = float(np.partition(s32, n_docs - K)[n_docs - K])
+        floor = kth - 2 * tie_tolerance(kth)
+        docs = np.flatnonzero(s32 >= floor)
+        return docs, s32[docs], floor
+
+    def rank(self, queries: Sequence[Sequence[int]], query_of: np.ndarray, targets: np.ndarray, *, k: int,
+             cutoff: int | None) -> Ranked:  # fmt: skip
+        """Top-``k`` of each query and the rank of each target ``j`` of query ``query_of[j]`` (exact up to
+        ``cutoff``, else ``inf``; ``None`` = no cutoff)."""
+        n_docs = self.postings.n_docs
+        cut = n_docs if cutoff is None else int(cutoff)
+        K, k_out, n_q = max(k, cut), min(k, n_docs), len(queries)
+        top_idx = np.full((n_q, k_out), -1, np.int64)
+        top_scores = np.full((n_q, k_out), np.nan, np.float32)
+        ranks, ties = np.full(len(targets), UNRANKED), np.zeros(len(targets), bool)
+        of_query: list[list[int]] = [[] for _ in range(n_q)]
+        for j, q in enumerate(np.asarray(query_of).tolist()):
+            of_query[q].append(j)
+        for q in range(n_q):
+            counts = term_counts(queries[q])
+            row = self._accumulate(counts)
+            docs, s32, floor = self._band(counts, K)
+            s64 = s32.astype(np.float64)
+            if len(docs) > k_out > 0:
+                kth = float(-np.partition(-s64, k_out - 1)[k_out - 1])
+                sel = s64 >= kth - tie_tolerance(kth)
+                cand, cand_s = docs[sel], s64[sel]
+            else:
+                cand, cand_s = docs, s64
+            order = order_near_ties(cand, cand_s)[:k_out]
+            top_idx[q, : len(order)] = order
+            top_scores[q, : len(order)] = row[order].astype(np.float32)
+            for j in of_query[q]:
+                t = int(targets[j])
+                if 0 <= t < n_docs:
+                    found = self._target_rank(row, t, docs, s64, floor, cut)
+                    if found is not None:
+                        ranks[j], ties[j] = found
+        return Ranked(ranks, ties, SearchResult(top_idx, top_scores))
+
+    @staticmethod
+    def _target_rank(row: np.ndarray, t: int, docs: np.ndarray, s64: np.ndarray, floor: float,
+                     cut: int) -> tuple[float, bool] | None:  # fmt: skip
+        """(rank, tie) of document ``t`` by the pinned rule, or ``None`` beyond ``cut``."""
+        ts = float(np.float32(row[t]))
+        tol = tie_tolerance(ts)
+        if ts - tol >= floor:  # every document within tol of the target is in the band
+            scores, ids = s64, docs
+        elif ts + tol < floor and len(docs) >= cut:  # >= cut documents score higher: a miss
+            return None
+        else:  # at the band's edge: count on the whole row (rare)
+            scores, ids = row.astype(np.float32).astype(np.float64), None
+        higher = int((scores > ts + tol).sum())
+        if higher >= cut:
+            return None
+        equal = np.flatnonzero(np.abs(scores - ts) <= tol)
+        equal = equal if ids is None else ids[equal]
+        r = 1 + higher + int((equal < t).sum())
+        return (float(r), len(equal) > 1) if r <= cut else None
