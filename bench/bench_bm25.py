@@ -68,9 +68,9 @@ def child(system: str, folder: Path, out: Path) -> None:
         t = time.perf_counter()
         r.index(corpus)
         res["index_s"] = time.perf_counter() - t
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         ranked = r.rank(queries, np.arange(len(queries)), tg, k=200, cutoff=200)
-        res["query_s"] = time.perf_counter() - t
+        res["query_s"], res["query_cpu_s"] = time.perf_counter() - t, time.process_time() - c
         res["ranks"] = [None if not np.isfinite(x) else int(x) for x in ranked.ranks]
         res["band"] = r._scorer.stats if r._scorer is not None else {}
     elif system == "bm25s":
@@ -80,10 +80,10 @@ def child(system: str, folder: Path, out: Path) -> None:
         model = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
         model.index(bm25s.tokenize(list(corpus.texts), stopwords="en", show_progress=False), show_progress=False)
         res["index_s"] = time.perf_counter() - t
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         q = bm25s.tokenize(queries, stopwords="en", show_progress=False)
         model.retrieve(q, k=200, n_threads=2, show_progress=False)
-        res["query_s"] = time.perf_counter() - t
+        res["query_s"], res["query_cpu_s"] = time.perf_counter() - t, time.process_time() - c
     elif system == "pyserini":
         import shutil
         import tempfile
@@ -107,9 +107,9 @@ def child(system: str, folder: Path, out: Path) -> None:
             searcher = LuceneSearcher(str(where))
             searcher.set_bm25(0.9, 0.4)
             qids = [str(i) for i in range(len(queries))]
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             hits = searcher.batch_search(queries, qids, k=200, threads=2)
-            res["query_s"] = time.perf_counter() - t
+            res["query_s"], res["query_cpu_s"] = time.perf_counter() - t, time.process_time() - c
             pos = corpus.index_of
             ranks = []
             for i, qid in enumerate(qids):
@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
              "| docs | ours: index / q/s (score + ranks + top-200) / peak MB | bm25s: index / q/s (top-200, 2 thr) / peak MB "
              "| pyserini: index / q/s (top-200, 2 thr) | ours ÷ bm25s | ours ÷ pyserini | lucene variant: q/s, ranks = pyserini |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
-    e2e_lines = []
+    e2e_lines: list[str] = []
+    cpu_lines = ["| docs | " + " | ".join(systems) + " | ours ÷ bm25s |", "|---" * (len(systems) + 2) + "|"]
     for n in [int(x) for x in a.docs.split(",")]:
         folder = a.work / f"loadtest-{n}"
         if not (folder / "README.md").exists():
@@ -213,11 +214,17 @@ def main(argv: list[str] | None = None) -> int:
             cells += ["–", f"{qps['ours'] / qps['bm25s']:.2f}×", "–", "–"]
         lines.append("| " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
+        cpu = {s_: r["n_queries"] / r["query_cpu_s"] for s_, r in res.items() if r.get("query_cpu_s")}
+        cpu_lines.append(f"| {n:,} | " + " | ".join(f"{cpu[s_]:,.0f}" if s_ in cpu else "–" for s_ in systems)
+                         + f" | {cpu['ours'] / cpu['bm25s']:.2f}× |")  # fmt: skip
         if a.e2e or a.only_e2e:
             e = _e2e(folder, a.work)
             e2e_lines.append(f"| {n:,} | {e['wall_s']:.1f} s | {e['cpu_s']:.1f} s | {e['peak_rss_mb']:.0f} MB |")
             print(e2e_lines[-1], flush=True)
     print("\n".join(lines))
+    if len(cpu_lines) > 2:
+        print("\nQueries per CPU-second (user + sys of the process, all its threads; robust to other load)\n")
+        print("\n".join(cpu_lines))
     if e2e_lines:
         print("\n`pqb-harness run --model bm25` (2 LOAD TEST tasks, cold cache)\n")
         print("| docs | wall | CPU (user+sys) | peak RSS |\n|---|---|---|---|\n" + "\n".join(e2e_lines))

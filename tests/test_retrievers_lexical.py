@@ -135,6 +135,19 @@ def test_rank_contract_equals_dense_reference(variant, k, cutoff):
     assert cutoff is None or (got.ranks[finite] <= cutoff).all()
 
 
+def test_threads_change_nothing():
+    corpus, queries = _tie_heavy_corpus()
+    one, two = BM25Retriever(threads=1), BM25Retriever(threads=3)
+    one.index(corpus)
+    two.index(corpus)
+    targets = np.arange(len(queries)) % len(corpus)
+    a = one.rank(queries, np.arange(len(queries)), targets, k=20, cutoff=50)
+    b = two.rank(queries, np.arange(len(queries)), targets, k=20, cutoff=50)
+    for x, y in ((a.ranks, b.ranks), (a.ties, b.ties), (a.top.indices, b.top.indices), (a.top.scores, b.top.scores)):
+        np.testing.assert_array_equal(x, y)
+    assert one.describe() == two.describe()
+
+
 def test_tie_rule_is_corpus_order():
     corpus = build_corpus(["c", "a", "b"], ["x"] * 3, ["same words here"] * 3)
     r = BM25Retriever()

@@ -89,6 +89,8 @@ class BM25Retriever(Retriever):
         field: which corpus field to index: ``text`` (default), ``title`` or ``title+text``.
         chunk_size: queries per ``score_blocks`` block at most (the block also stays under
             ``MAX_SCORE_CELLS`` cells).
+        threads: ranking threads (default 2); results are identical for any number (each query is
+            computed alone, exactly), so it is not part of the cache key.
     """
 
     name = "bm25"
@@ -101,6 +103,7 @@ class BM25Retriever(Retriever):
         "stemmer": _stemmer_rule,
         "field": one_of("text", "title", "title+text"),
         "chunk_size": positive_int,
+        "threads": positive_int,
     }
 
     def __init__(
@@ -115,6 +118,7 @@ class BM25Retriever(Retriever):
         field: str = "text",
         chunk_size: int = 512,
         variant: str = "bm25s",
+        threads: int = 2,
     ) -> None:
         super().__init__()
         if field not in {"text", "title", "title+text"}:
@@ -132,6 +136,7 @@ class BM25Retriever(Retriever):
             raise ValueError(f"variant=lucene uses Lucene's English stopwords (en) or none, got {self.stopwords!r}")
         self.token_pattern, self.lower, self.field = token_pattern, bool(lower), field
         self.chunk_size = int(chunk_size)
+        self.threads = int(threads)
         self._analyzer = self._make_analyzer()
         self._vocab: dict[str, int] = {}
         self._scorer: SparseScorer | None = None
@@ -235,9 +240,10 @@ class BM25Retriever(Retriever):
              cutoff: int | None) -> Ranked:  # fmt: skip
         """The ranking contract without sorting the corpus (:mod:`.scoring`)."""
         scorer = self._require_scorer()
-        return scorer.rank(self._query_terms(queries), query_of, np.asarray(targets, np.int64), k=k, cutoff=cutoff)  # fmt: skip
+        return scorer.rank(self._query_terms(queries), query_of, np.asarray(targets, np.int64), k=k, cutoff=cutoff,
+                           threads=self.threads)  # fmt: skip
 
     def search(self, queries: Sequence[str], k: int) -> SearchResult:
         scorer = self._require_scorer()
         none = np.empty(0, np.int64)
-        return scorer.rank(self._query_terms(queries), none, none, k=k, cutoff=k).top
+        return scorer.rank(self._query_terms(queries), none, none, k=k, cutoff=k, threads=self.threads).top

@@ -48,14 +48,17 @@ class SparseScorer:
         present = postings.df() > 0
         if present.any():
             self.max_weight[present] = np.maximum.reduceat(unit_weights, postings.indptr[:-1][present])
-        self._row = np.zeros(postings.n_docs)
-        self._stamp = np.zeros(postings.n_docs, np.int64)  # which query last put a document in its band
-        self._stamp_id = 0
+        self._buffers: list[_Buffers] = []
         self.stats = {"pruned_band": 0, "full_row_band": 0}
 
+    def _buffers_for(self, n: int) -> list[_Buffers]:
+        while len(self._buffers) < n:
+            self._buffers.append(_Buffers(self.postings.n_docs))
+        return self._buffers[:n]
+
     # -- scores ---------------------------------------------------------------------------------------
-    def _accumulate(self, counts: dict[int, int]) -> np.ndarray:
-        row, p = self._row, self.postings
+    def _accumulate(self, counts: dict[int, int], buf: _Buffers) -> np.ndarray:
+        row, p = buf.row, self.postings
         row.fill(0.0)
         for t, n in counts.items():
             np.add.at(row, p.docs[p.indptr[t] : p.indptr[t + 1]], self.weight(p, t, n))
@@ -69,22 +72,22 @@ class SparseScorer:
         for start in range(0, len(queries), rows):
             block = buf[: min(rows, len(queries) - start)]
             for i in range(len(block)):
-                block[i] = self._accumulate(term_counts(queries[start + i]))
+                block[i] = self._accumulate(term_counts(queries[start + i]), self._buffers_for(1)[0])
             yield start, block
 
     # -- ranking --------------------------------------------------------------------------------------
-    def _band(self, counts: dict[int, int], K: int) -> tuple[np.ndarray, np.ndarray, float]:
+    def _band(self, counts: dict[int, int], K: int, buf: _Buffers) -> tuple[np.ndarray, np.ndarray, float]:
         """(documents, their float32 scores, floor): every document scoring ≥ floor, with
         floor ≤ (K-th best score − 2 tolerances), so near-ties at the K-th place are all inside.
 
         The floor comes from a subset — the documents of the query's highest-weighted terms, at least
         ``2K`` of them: the K-th best score of any subset is at most the K-th best of the corpus. One
         comparison over the row then collects the band."""
-        row, p, n_docs = self._row, self.postings, self.postings.n_docs
+        row, p, n_docs = buf.row, self.postings, self.postings.n_docs
         if n_docs > K and counts:
             terms = sorted(counts, key=lambda t: (-self.max_weight[t], t))
-            self._stamp_id += 1
-            stamp, cur, parts, seen = self._stamp, self._stamp_id, [], 0
+            buf.stamp_id += 1
+            stamp, cur, parts, seen = buf.stamp, buf.stamp_id, [], 0
             for t in terms:
                 docs = p.docs[p.indptr[t] : p.indptr[t + 1]]
                 new = docs[stamp[docs] != cur]  # each document once
@@ -101,9 +104,9 @@ class SparseScorer:
                     docs = np.flatnonzero(row >= floor * (1 - 1e-6))  # float32 rounding can lift a score
                     s32 = row[docs].astype(np.float32)
                     keep = s32 >= floor
-                    self.stats["pruned_band"] += 1
+                    buf.pruned += 1
                     return docs[keep], s32[keep], floor
-        self.stats["full_row_band"] += 1
+        buf.full_row += 1
         s32 = row.astype(np.float32)
         if n_docs <= K:
             return np.arange(n_docs), s32, -np.inf
@@ -113,9 +116,12 @@ class SparseScorer:
         return docs, s32[docs], floor
 
     def rank(self, queries: Sequence[Sequence[int]], query_of: np.ndarray, targets: np.ndarray, *, k: int,
-             cutoff: int | None) -> Ranked:  # fmt: skip
+             cutoff: int | None, threads: int = 1) -> Ranked:  # fmt: skip
         """Top-``k`` of each query and the rank of each target ``j`` of query ``query_of[j]`` (exact up to
-        ``cutoff``, else ``inf``; ``None`` = no cutoff)."""
+        ``cutoff``, else ``inf``; ``None`` = no cutoff).
+
+        ``threads`` workers take contiguous slices of the queries, each with its own row (``np.add.at``
+        releases the GIL); every query is computed alone and exactly, so results do not depend on it."""
         n_docs = self.postings.n_docs
         cut = n_docs if cutoff is None else int(cutoff)
         K, k_out, n_q = max(k, cut), min(k, n_docs), len(queries)
@@ -125,26 +131,44 @@ class SparseScorer:
         of_query: list[list[int]] = [[] for _ in range(n_q)]
         for j, q in enumerate(np.asarray(query_of).tolist()):
             of_query[q].append(j)
-        for q in range(n_q):
-            counts = term_counts(queries[q])
-            row = self._accumulate(counts)
-            docs, s32, floor = self._band(counts, K)
-            s64 = s32.astype(np.float64)
-            if len(docs) > k_out > 0:
-                kth = float(-np.partition(-s64, k_out - 1)[k_out - 1])
-                sel = s64 >= kth - tie_tolerance(kth)
-                cand, cand_s = docs[sel], s64[sel]
-            else:
-                cand, cand_s = docs, s64
-            order = order_near_ties(cand, cand_s)[:k_out]
-            top_idx[q, : len(order)] = order
-            top_scores[q, : len(order)] = row[order].astype(np.float32)
-            for j in of_query[q]:
-                t = int(targets[j])
-                if 0 <= t < n_docs:
-                    found = self._target_rank(row, t, docs, s64, floor, cut)
-                    if found is not None:
-                        ranks[j], ties[j] = found
+
+        def work(lo: int, hi: int, buf: _Buffers) -> None:
+            for q in range(lo, hi):
+                counts = term_counts(queries[q])
+                row = self._accumulate(counts, buf)
+                docs, s32, floor = self._band(counts, K, buf)
+                s64 = s32.astype(np.float64)
+                if len(docs) > k_out > 0:
+                    kth = float(-np.partition(-s64, k_out - 1)[k_out - 1])
+                    sel = s64 >= kth - tie_tolerance(kth)
+                    cand, cand_s = docs[sel], s64[sel]
+                else:
+                    cand, cand_s = docs, s64
+                order = order_near_ties(cand, cand_s)[:k_out]
+                top_idx[q, : len(order)] = order
+                top_scores[q, : len(order)] = row[order].astype(np.float32)
+                for j in of_query[q]:
+                    t = int(targets[j])
+                    if 0 <= t < n_docs:
+                        found = self._target_rank(row, t, docs, s64, floor, cut)
+                        if found is not None:
+                            ranks[j], ties[j] = found
+
+        n_workers = max(1, min(int(threads), n_q))
+        bufs = self._buffers_for(n_workers)
+        before = [(b.pruned, b.full_row) for b in bufs]
+        bounds = np.linspace(0, n_q, n_workers + 1).astype(int)
+        if n_workers == 1:
+            work(0, n_q, bufs[0])
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(n_workers) as pool:
+                for f in [pool.submit(work, bounds[i], bounds[i + 1], bufs[i]) for i in range(n_workers)]:
+                    f.result()
+        for b, (p0, f0) in zip(bufs, before, strict=True):
+            self.stats["pruned_band"] += b.pruned - p0
+            self.stats["full_row_band"] += b.full_row - f0
         return Ranked(ranks, ties, SearchResult(top_idx, top_scores))
 
     @staticmethod
@@ -166,3 +190,14 @@ class SparseScorer:
         equal = equal if ids is None else ids[equal]
         r = 1 + higher + int((equal < t).sum())
         return (float(r), len(equal) > 1) if r <= cut else None
+
+
+class _Buffers:
+    """One worker's reusable arrays: the score row and the band's "seen by query" stamps."""
+
+    def __init__(self, n_docs: int) -> None:
+        self.row = np.zeros(n_docs)
+        self.stamp = np.zeros(n_docs, np.int64)
+        self.stamp_id = 0
+        self.pruned = 0
+        self.full_row = 0
