@@ -30,7 +30,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_META = Path("/work/shared/data/amazon2023-mini/meta_Video_Games.jsonl")
+def _default_meta() -> Path:
+    from pqb.dataset import settings
+
+    return Path(settings.PQB_AMAZON_DIR) / "meta_Video_Games.jsonl"
+
+
+DEFAULT_META = _default_meta()
+"""The real product records: ``$PQB_AMAZON_DIR/meta_Video_Games.jsonl`` (the offline slice by default)."""
 DEFAULT_ROWS = ROOT / "pqb_dataset" / "data" / "video_games" / "test-00000-of-00001.parquet"
 ROWS_CONFIG = "video_games_loadtest"
 CORPUS_CONFIG = "video_games_loadtest-corpus"
@@ -39,6 +46,8 @@ LABEL = "LOAD TEST"
 
 def _real_records(meta: Path) -> tuple[list[str], list[str]]:
     """(real titles, real feature/description sentences) of the product file."""
+    if not meta.is_file():
+        raise SystemExit(f"{meta}: no such file; pass --meta <meta_Video_Games.jsonl> or set PQB_AMAZON_DIR")
     titles, sentences = [], []
     with meta.open(encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
