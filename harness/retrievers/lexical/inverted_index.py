@@ -61,8 +61,13 @@ class Postings:
     def build(cls, tokens: Tokenized, n_terms: int) -> Postings:
         n_docs = len(tokens)
         doc_len = tokens.lengths().astype(np.int64)
-        doc = np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
-        keys, tf = np.unique(tokens.ids * n_docs + doc, return_counts=True)  # sorted by (term, doc)
+        keys = tokens.ids * n_docs  # (term, doc) keys, built in place: one corpus-sized int64 at a time
+        keys += np.repeat(np.arange(n_docs, dtype=np.int32), doc_len)
+        keys.sort()
+        first = np.concatenate(([True], keys[1:] != keys[:-1])) if len(keys) else np.zeros(0, bool)
+        starts = np.flatnonzero(first)
+        tf = np.diff(np.append(starts, len(keys)))
+        keys = keys[starts]  # distinct keys, sorted by (term, doc)
         term = keys // max(n_docs, 1)
         indptr = np.zeros(n_terms + 1, np.int64)
         np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])

@@ -10,7 +10,8 @@ Ranking never sorts the corpus. The pinned rule (:mod:`pqb.harness.evaluation.ra
 *band*: every document scoring at least a floor that lies below the ``K``-th best score (``K = max(k,
 cutoff)``) by two tie tolerances. The floor is the K-th best score among the documents of the query's
 highest-weighted terms (a subset's K-th best never exceeds the corpus's), and one comparison over the row
-collects the band; without such a subset the floor comes from one partition of the row. Inside the band, the top-k list and the target's rank are counted exactly as
+collects the band; without such a subset the floor comes from one partition of the row. Inside the band,
+the top-k list and the target's rank are counted exactly as
 :func:`~pqb.harness.retrievers.base.topk_stable` and :func:`~pqb.harness.evaluation.ranking.target_ranks`
 would on the full row; a target outside the band ranks below ``K`` documents: a miss.
 """
