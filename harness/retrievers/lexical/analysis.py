@@ -62,7 +62,7 @@ class Tokenized:
     """Term ids of many texts: ``ids[offsets[i]:offsets[i + 1]]`` are text ``i``'s, in order (``-1`` = a
     term outside a frozen vocabulary)."""
 
-    ids: np.ndarray  # int64
+    ids: np.ndarray  # int32 (a corpus has far fewer than 2^31 distinct terms)
     offsets: np.ndarray  # int64, len(texts) + 1
 
     def __len__(self) -> int:
@@ -106,7 +106,7 @@ class _BulkAnalyzer:
                 batch = []
         chunks.append(self._raw_ids(batch, raw_ids))
         raws = list(raw_ids)
-        lut = np.empty(len(raws) + 1, np.int64)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
+        lut = np.empty(len(raws) + 1, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
         for i, term in enumerate(self.terms(raws)):
             if term is None:
                 lut[i] = -2
@@ -115,7 +115,7 @@ class _BulkAnalyzer:
             else:
                 lut[i] = vocab.get(term, -1)
         mapped = lut[np.concatenate(chunks)]
-        doc = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
         keep = mapped != -2
         offsets = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(np.bincount(doc[keep], minlength=len(counts)), out=offsets[1:])
@@ -125,11 +125,11 @@ class _BulkAnalyzer:
 
     @staticmethod
     def _raw_ids(tokens: list[str], raw_ids: dict[str, int]) -> np.ndarray:
-        """Ids of ``tokens`` in ``raw_ids`` (new ones appended), as an int64 array."""
+        """Ids of ``tokens`` in ``raw_ids`` (new ones appended), as an int32 array."""
         for t in dict.fromkeys(tokens):
             if t not in raw_ids:
                 raw_ids[t] = len(raw_ids)
-        return np.fromiter(map(raw_ids.__getitem__, tokens), np.int64, len(tokens))
+        return np.fromiter(map(raw_ids.__getitem__, tokens), np.int32, len(tokens))
 
 
 class RegexAnalyzer(_BulkAnalyzer):

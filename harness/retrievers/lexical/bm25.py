@@ -196,6 +196,7 @@ class BM25Retriever(Retriever):
             self._vocab = {}
             tokens = self._analyzer.tokenize(self._doc_texts(corpus), self._vocab, grow=True)
             postings = inverted_index.Postings.build(tokens, len(self._vocab))
+            del tokens  # the flat token ids are the largest array; free them before the weights
             self.stats["docs_encoded"] += len(corpus)
             if folder is not None:
                 inverted_index.save(folder, postings, self._vocab)

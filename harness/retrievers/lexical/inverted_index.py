@@ -55,13 +55,13 @@ class Postings:
         return np.diff(self.indptr)
 
     def term_of_posting(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n_terms, dtype=np.int64), self.df())
+        return np.repeat(np.arange(self.n_terms, dtype=np.int32), self.df())
 
     @classmethod
     def build(cls, tokens: Tokenized, n_terms: int) -> Postings:
         n_docs = len(tokens)
         doc_len = tokens.lengths().astype(np.int64)
-        keys = tokens.ids * n_docs  # (term, doc) keys, built in place: one corpus-sized int64 at a time
+        keys = tokens.ids.astype(np.int64) * n_docs  # (term, doc) keys, built in place
         keys += np.repeat(np.arange(n_docs, dtype=np.int32), doc_len)
         keys.sort()
         first = np.concatenate(([True], keys[1:] != keys[:-1])) if len(keys) else np.zeros(0, bool)
