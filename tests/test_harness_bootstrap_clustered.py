@@ -148,3 +148,18 @@ def test_ceiling_aware_flip():
 def test_empty_level_and_no_replicates():
     d = Design(0, {"pairs": Level(np.empty((0, 1), np.int64), {"x": np.empty(0)})})
     assert bootstrap_design(d, n_boot=10)["x"].size == 0
+
+
+def test_single_unit_replicates_bit_identical_to_the_plain_products():
+    """The reused product buffer changes no bit: replicate means equal ``(counts * v).sum(axis=1) / denom``."""
+    from pqb.harness.evaluation.bootstrap import level_replicates
+
+    rng = np.random.default_rng(5)
+    units = rng.integers(0, 300, 5000)
+    level = Level(units, {"a": rng.random(5000), "b": rng.geometric(0.2, 5000).astype(float)})
+    counts = draw_counts(np.random.default_rng(0), 300, 64)
+    per_unit, totals = level.unit_sums(300)
+    got = level_replicates(level, counts, 300)
+    denom = (counts * totals[None, :]).sum(axis=1)
+    for k, v in per_unit.items():
+        np.testing.assert_array_equal(got[k], (counts * v[None, :]).sum(axis=1) / denom)

@@ -154,9 +154,14 @@ def level_replicates(level: Level, counts: np.ndarray, n_units: int,
     if not level.single:
         return weighted_means(level, level.weights(counts))
     per_unit, totals = sums if sums is not None else level.unit_sums(n_units)
-    denom = (counts * totals[None, :]).sum(axis=1)
+    tmp = np.empty_like(counts)  # one product buffer for every metric: same values, no fresh pages
+
+    def weighted_sum(v: np.ndarray) -> np.ndarray:
+        return np.multiply(counts, v[None, :], out=tmp).sum(axis=1)
+
+    denom = weighted_sum(totals)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {k: (counts * v[None, :]).sum(axis=1) / denom for k, v in per_unit.items()}
+        return {k: weighted_sum(v) / denom for k, v in per_unit.items()}
 
 
 def bootstrap_design(design: Design, *, n_boot: int = 1000, seed: int = 0) -> dict[str, np.ndarray]:

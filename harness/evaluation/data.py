@@ -12,11 +12,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from pqb.harness.errors import DataError, DatasetNotFoundError, DatasetUnavailableError, TaskConfigError
 from pqb.harness.retrievers.base import Corpus
@@ -177,15 +176,30 @@ def build_corpus(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]
     """A :class:`Corpus` sorted by id (the tie order); duplicate ids are an error, not a silent drop."""
     ids = list(ids)
     if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5] if len(ids) < 10_000 else ["..."]
+        dup = sorted(i for i, n in Counter(ids).items() if n > 1)[:5]
         raise DataError(f"corpus has duplicate document ids, e.g. {dup}")
-    order = np.argsort(np.asarray(ids, dtype=object), kind="stable")
+    order = sorted(range(len(ids)), key=ids.__getitem__)
     ids_s = tuple(ids[i] for i in order)
     titles_s = tuple(titles[i] or "" for i in order)
     texts_s = tuple(texts[i] or "" for i in order)
     return Corpus(ids_s, titles_s, texts_s)
 
 
+def column(ds: Any, name: str) -> list[Any]:
+    """One column of a ``datasets.Dataset`` as a list, converted from Arrow in bulk.
+
+    ``ds[name]`` is a lazy column in ``datasets`` >= 3 whose iteration decodes row by row (40 s for a
+    200K-document corpus); the Arrow table converts the same values in about a second."""
+    table = getattr(ds, "data", None)
+    if table is not None and name in ds.column_names and getattr(ds, "_indices", None) is None:
+        return table.column(name).to_pylist()
+    return list(ds[name])
+
+
+def corpus_from_dataset(ds: Any) -> Corpus:
+    """The :class:`Corpus` of a corpus config (columns ``id``, ``title``, ``text``), read in bulk."""
+    return build_corpus(column(ds, "id"), column(ds, "title"), column(ds, "text"))
+
+
 def load_corpus(path: str, name: str, *, revision: str | None = None) -> Corpus:
-    ds = load_config(path, name, split=None, revision=revision)
-    return build_corpus(ds["id"], ds["title"], ds["text"])
+    return corpus_from_dataset(load_config(path, name, split=None, revision=revision))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pqb.dataset.schema import ValidationReport, check_rows, config_kind, validate_table
+from pqb.harness.evaluation.data import column
 
 
 def check_task_dataset(
@@ -33,7 +34,7 @@ def check_task_dataset(
         report.extend(corpus_report)
         _check_not_empty(report, corpus_ds, corpus_name)
         if "id" in corpus_ds.column_names:
-            corpus_ids = set(corpus_ds["id"])
+            corpus_ids = set(column(corpus_ds, "id"))
     elif corpus_missing:
         report.add(corpus_name, None, "missing_corpus", corpus_missing)
     if any(v.rule == "missing_column" and v.config == rows_name for v in report.violations):

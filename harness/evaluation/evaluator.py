@@ -31,19 +31,16 @@ from pqb.dataset.schema import ValidationReport
 from pqb.harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
-from pqb.harness.evaluation.data import build_corpus, config_names, load_config
+from pqb.harness.evaluation.data import config_names, corpus_from_dataset, load_config
 from pqb.harness.evaluation.dataset_checks import check_task_dataset, violation_lines
 from pqb.harness.evaluation.design import derive, effective_unit, task_design
 from pqb.harness.evaluation.pairs import PairSet, dosed_rows, edit_count, edit_locations, edit_mechanisms
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
 from pqb.harness.evaluation.run_cache import RankEntry, RunCache
-from pqb.harness.retrievers.base import Corpus, Retriever, topk_stable
+from pqb.harness.retrievers.base import MAX_SCORE_CELLS, Corpus, Retriever, apply_cutoff, topk_stable
 from pqb.harness.task_registry import TaskConfig
 
 log = logging.getLogger(__name__)
-
-MAX_SCORE_CELLS = 32_000_000
-"""Upper bound on chunk × n_docs float32 cells scored at once (~128 MB)."""
 
 
 @dataclass
@@ -133,6 +130,8 @@ class _CheckedLoader:
     def __init__(self) -> None:
         self.report = ValidationReport()
         self._seen: dict[tuple, tuple[list[dict[str, Any]], Corpus] | None] = {}
+        self._corpora: dict[tuple, tuple[Any, Corpus | None]] = {}
+        """(dataset, built Corpus) per (path, corpus config, revision): tasks sharing a corpus share one."""
 
     def load(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
         """(all rows, corpus), or ``None`` when the data broke a rule (recorded in ``report``)."""
@@ -144,12 +143,21 @@ class _CheckedLoader:
     def _load_checked(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
         rows_ds = load_config(path, cfg.dataset_name, split=cfg.test_split, revision=cfg.dataset_revision,
                               split_from=cfg.location("test_split"))  # fmt: skip
-        corpus_ds = load_config(path, cfg.corpus, split=None, revision=cfg.dataset_revision)
+        key = (path, cfg.corpus, cfg.dataset_revision)
+        if key not in self._corpora:
+            self._corpora[key] = (
+                load_config(path, cfg.corpus, split=None, revision=cfg.dataset_revision),
+                None,
+            )
+        corpus_ds, corpus = self._corpora[key]
         report = check_task_dataset(rows_ds, cfg.dataset_name, corpus_ds, cfg.corpus)
         if not report.ok:
             self.report.violations.extend(report.violations)
             return None
-        return rows_ds.to_list(), build_corpus(corpus_ds["id"], corpus_ds["title"], corpus_ds["text"])
+        if corpus is None:  # built once, after its columns were checked
+            corpus = corpus_from_dataset(corpus_ds)
+            self._corpora[key] = (corpus_ds, corpus)
+        return rows_ds.to_list(), corpus
 
 
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
@@ -167,7 +175,7 @@ def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: C
 
 def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
     """Corpus index of each target id; ``-1`` where the target is not in the corpus."""
-    pos = {doc_id: i for i, doc_id in enumerate(corpus.ids)}
+    pos = corpus.index_of
     return np.asarray([pos.get(t, -1) for t in targets], dtype=np.int64)
 
 
@@ -177,9 +185,12 @@ def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
 class Ranker:
     """Ranks (text, target) needs for one retriever, one corpus at a time, via the run cache."""
 
-    def __init__(self, retriever: Retriever, *, depth: int, use_cache: bool = True) -> None:
+    def __init__(self, retriever: Retriever, *, depth: int, cutoff: int | None = 200,
+                 use_cache: bool = True) -> None:  # fmt: skip
         self.retriever = retriever
         self.depth = depth
+        self.cutoff = cutoff
+        """Ranks are exact up to here and misses beyond (the ranking contract); ``None``: full ranks."""
         self.use_cache = use_cache
         self.stats = {"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0, "run_cache_misses": 0}
         self._indexed: str | None = None
@@ -198,7 +209,10 @@ class Ranker:
         """RankEntry for every distinct (query text, target id) in ``needs``."""
         if corpus.fingerprint not in self._caches:  # read the shards once per corpus, not per task
             self._caches[corpus.fingerprint] = RunCache(
-                Path(settings.PQB_CACHE_DIR), self.retriever.cache_settings(), corpus.fingerprint, self.depth
+                Path(settings.PQB_CACHE_DIR),
+                {**self.retriever.cache_settings(), "rank_cutoff": self.cutoff},
+                corpus.fingerprint,
+                self.depth,
             )
         cache = self._caches[corpus.fingerprint]
         ranked = self._ranked.setdefault(corpus.fingerprint, {})
@@ -247,13 +261,19 @@ class Ranker:
         pos = [i for i, t in enumerate(texts) for _ in by_text[t]]
         tgt_ids = [tgt for t in texts for tgt in by_text[t]]
         tgt_idx = target_indices(corpus, tgt_ids)
-        if self.retriever.full_scoring:
+        ranked = self.retriever.rank(texts, np.asarray(pos, dtype=np.int64), tgt_idx, k=self.depth,
+                                     cutoff=self.cutoff)  # fmt: skip
+        if ranked is not None:
+            ranks, ties, top = ranked.ranks, ranked.ties, ranked.top
+        elif self.retriever.full_scoring:  # the chunk is bounded by MAX_SCORE_CELLS
             scores = self.retriever.score(texts)
             top = topk_stable(scores, self.depth)
-            ranks, ties = target_ranks(scores[pos], tgt_idx)
+            ranks, ties = apply_cutoff(*target_ranks(scores[pos], tgt_idx), self.cutoff)
         else:
             top = self.retriever.search(texts, self.depth)
-            ranks, ties = ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), dtype=bool)
+            ranks, ties = apply_cutoff(
+                ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), bool), self.cutoff
+            )
         return {
             (texts[p], tgt_ids[j]): RankEntry(float(ranks[j]), bool(ties[j]), top.indices[p], top.scores[p])
             for j, p in enumerate(pos)
@@ -421,7 +441,9 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
         n_boot, seed, unit, log_samples, run_name, embed, rewrite=getattr(retriever, "rewrite", None)
     )
     depths = [run_file_depth(d.cfg) for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
-    ranker = Ranker(retriever, depth=max([200, *depths]), use_cache=use_cache)
+    cutoffs = [d.cfg.rr_cutoff for d in loaded.values()]
+    cutoff = None if None in cutoffs else max([200, *cutoffs])
+    ranker = Ranker(retriever, depth=max([200, *depths]), cutoff=cutoff, use_cache=use_cache)
     for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))

@@ -13,15 +13,21 @@ summation order, not the corpus order, decide ranks.
 
 Unranked targets (absent from the corpus, absent from a reranker's list, NaN score) get rank
 ``inf``: no hit, RR 0, nDCG 0.
+
+Ranking contract: every PQB metric reads ranks up to ``rr_cutoff`` (200) exactly and "beyond it"
+otherwise, so a retriever reports exact ranks (tie rule above) inside the cutoff and a miss (``inf``,
+tie flag off) outside it (:func:`pqb.harness.retrievers.base.apply_cutoff`). No retriever needs
+full-corpus ranks, and the fast BM25 path (:mod:`pqb.harness.retrievers.lexical.scoring`) never sorts the corpus. ``rr_cutoff: null``
+asks for full ranks (cutoff = corpus size).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pqb.harness.retrievers.base import TIE_RTOL
+from pqb.harness.retrievers.base import TIE_RTOL, UNRANKED, ranks_from_lists
 
-UNRANKED = np.inf
+__all__ = ["UNRANKED", "ranks_from_lists", "target_ranks"]
 
 
 def target_ranks(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,18 +63,3 @@ def target_ranks(scores: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, n
     ranks[rows[ok]] = 1 + higher[ok] + tied_earlier[ok]
     ties[rows] = ok & (equal.sum(axis=1) > 1)
     return ranks, ties
-
-
-def ranks_from_lists(indices: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Rank of each target in a ranked list (``indices[q, j]`` = doc at rank j+1; ``-1`` padding).
-
-    For retrievers that do not score the whole corpus (rerankers): a target absent from the list is
-    unranked (``inf``), which gives RR 0 and no hit — never the authors' 1/20001.
-    """
-    indices = np.atleast_2d(np.asarray(indices, dtype=np.int64))
-    targets = np.asarray(targets, dtype=np.int64).reshape(-1)
-    match = (indices == targets[:, None]) & (targets[:, None] >= 0)
-    found = match.any(axis=1)
-    ranks = np.full(len(targets), UNRANKED)
-    ranks[found] = match[found].argmax(axis=1) + 1
-    return ranks

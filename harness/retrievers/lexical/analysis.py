@@ -1,0 +1,213 @@
+"""Text analysis for BM25, in bulk: a corpus becomes one flat array of term ids plus offsets.
+
+Two analyzers:
+
+* :class:`RegexAnalyzer` — bm25s's ``tokenize`` (lower-case, ``re.findall`` of the token pattern,
+  stopwords dropped before stemming, PyStemmer), so ``bm25``'s default variant keeps bm25s's tokens.
+* :class:`LuceneEnglishAnalyzer` — what Anserini's ``DefaultEnglishAnalyzer`` (Lucene's
+  ``EnglishAnalyzer`` chain) produces: ``StandardTokenizer`` (Unicode word breaks, UAX #29: letters and
+  digits joined across one ``.``/``'``/``:`` between letters or one ``,``/``.``/``;`` between digits;
+  ideographs, hiragana and emoji are tokens of their own), possessive ``'s`` removal, lower case, Lucene's
+  33 English stopwords, Lucene's Porter stemmer (:mod:`.porter`). Checked token for token against
+  pyserini's analyzer on every title, feature, description and query of the real Video_Games slice
+  (tests/test_retrievers_pyserini.py); emoji *sequences* (ZWJ, skin tones) are split where Lucene keeps
+  them whole.
+
+Bulk: each text is split once; everything after the split (possessive, case, stopword, stem) is done
+once per *distinct* raw token, then mapped back through an id array, so a 200K-document corpus costs
+one regex pass plus a dictionary lookup per token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pqb.harness.retrievers.lexical.porter import porter_stem
+
+LUCENE_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+)
+"""Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (the same 33 words as bm25s's ``en`` list)."""
+
+_CJK = "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_OTHER_NUMBERS = "\u00b2\u00b3\u00b9\u00bc-\u00be\u2070-\u209f\u2150-\u218f\u2460-\u24ff\u2776-\u2793"
+# Symbols StandardTokenizer emits as one-character <EMOJI> tokens (measured by probing Lucene with
+# every symbol code point; the Unicode Emoji property, less the keycap bases # * 0-9).
+_EMOJI = (
+    "\u00a9\u00ae\u203c\u2049\u2122\u2194-\u2199\u21a9\u21aa\u231a\u231b\u2328\u2388\u23cf\u23e9-\u23f3"
+    "\u23f8-\u23fa\u25aa\u25ab\u25b6\u25c0\u25fb-\u25fe\u2600-\u2605\u2607-\u2612\u2614-\u2685"
+    "\u2690-\u2705\u2708-\u2712\u2714\u2716\u271d\u2721\u2728\u2733\u2734\u2744\u2747\u274c\u274e"
+    "\u2753-\u2755\u2757\u2763-\u2767\u2795-\u2797\u27a1\u27b0\u27bf\u2934\u2935\u2b05-\u2b07"
+    "\u2b1b\u2b1c\u2b50\u2b55\U0001f000-\U0001faff"
+)
+_WORD = rf"[^\W{_CJK}{_OTHER_NUMBERS}]"
+_LETTER = rf"[^\W\d_{_CJK}{_OTHER_NUMBERS}]"
+_MID_LETTER = ".'\u2019:\u00b7\uff1a\ufe13\ufe55\uff0e\uff07\ufe52"
+_MID_NUMBER = ".,;'\u2019\uff0c\uff1b\ufe50\ufe54\uff0e\uff07\ufe52\u037e"
+LUCENE_TOKEN = re.compile(
+    rf"[{_CJK}]|[{_EMOJI}]\ufe0f?|{_WORD}+"
+    rf"(?:(?:(?<={_LETTER})[{_MID_LETTER}](?={_LETTER})|(?<=\d)[{_MID_NUMBER}](?=\d)){_WORD}+)*"
+)
+_POSSESSIVE = re.compile("['\u2019\uff07][sS]$")
+MAX_TOKEN_LENGTH = 255
+"""StandardTokenizer's default maximum token length: longer runs are cut into pieces of this size."""
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """Term ids of many texts: ``ids[offsets[i]:offsets[i + 1]]`` are text ``i``'s, in order (``-1`` = a
+    term outside a frozen vocabulary)."""
+
+    ids: np.ndarray  # int32 (a corpus has far fewer than 2^31 distinct terms)
+    offsets: np.ndarray  # int64, len(texts) + 1
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def row(self, i: int) -> list[int]:
+        """Text ``i``'s in-vocabulary term ids, in order."""
+        return [t for t in self.ids[self.offsets[i] : self.offsets[i + 1]].tolist() if t >= 0]
+
+
+class _BulkAnalyzer:
+    """Split each text with :meth:`split`, normalise each distinct raw token once with :meth:`term`."""
+
+    def split(self, text: str) -> list[str]:
+        raise NotImplementedError
+
+    def term(self, raw: str) -> str | None:
+        """The indexed term of one raw token, ``None`` to drop it (a stopword)."""
+        raise NotImplementedError
+
+    def terms(self, raws: Sequence[str]) -> list[str | None]:
+        return [self.term(r) for r in raws]
+
+    def tokenize(self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool) -> Tokenized:
+        """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``.
+
+        Texts are split in batches of ``BATCH`` so that only one batch of token strings is alive."""
+        raw_ids: dict[str, int] = {}
+        chunks: list[np.ndarray] = []
+        counts: list[int] = []
+        batch: list[str] = []
+        for i, text in enumerate(texts):
+            toks = self.split(text or "")
+            counts.append(len(toks))
+            batch.extend(toks)
+            if len(batch) >= self.BATCH or i % 4096 == 4095:
+                chunks.append(self._raw_ids(batch, raw_ids))
+                batch = []
+        chunks.append(self._raw_ids(batch, raw_ids))
+        raws = list(raw_ids)
+        lut = np.empty(len(raws) + 1, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
+        for i, term in enumerate(self.terms(raws)):
+            if term is None:
+                lut[i] = -2
+            elif grow:
+                lut[i] = vocab.setdefault(term, len(vocab))
+            else:
+                lut[i] = vocab.get(term, -1)
+        mapped = lut[np.concatenate(chunks)]
+        doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+        keep = mapped != -2
+        offsets = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(np.bincount(doc[keep], minlength=len(counts)), out=offsets[1:])
+        return Tokenized(mapped[keep], offsets)
+
+    BATCH = 1_000_000
+
+    @staticmethod
+    def _raw_ids(tokens: list[str], raw_ids: dict[str, int]) -> np.ndarray:
+        """Ids of ``tokens`` in ``raw_ids`` (new ones appended), as an int32 array."""
+        for t in dict.fromkeys(tokens):
+            if t not in raw_ids:
+                raw_ids[t] = len(raw_ids)
+        return np.fromiter(map(raw_ids.__getitem__, tokens), np.int32, len(tokens))
+
+
+class RegexAnalyzer(_BulkAnalyzer):
+    """bm25s's tokenizer: ``findall(token_pattern)`` on the (lower-cased) text, stopwords, then a stemmer."""
+
+    def __init__(
+        self,
+        token_pattern: str,
+        *,
+        lower: bool = True,
+        stopwords: Iterable[str] = (),
+        stemmer: Callable[[list[str]], list[str]] | None = None,
+    ) -> None:
+        self._findall = re.compile(token_pattern).findall
+        self.lower = lower
+        self.stopwords = frozenset(stopwords)
+        self.stem_words = stemmer
+
+    def split(self, text: str) -> list[str]:
+        return self._findall(text.lower() if self.lower else text)
+
+    def terms(self, raws: Sequence[str]) -> list[str | None]:
+        kept = [r for r in raws if r not in self.stopwords]
+        stems = iter(self.stem_words(kept) if self.stem_words is not None and kept else kept)
+        return [None if r in self.stopwords else next(stems) for r in raws]
+
+
+class LuceneEnglishAnalyzer(_BulkAnalyzer):
+    """Lucene's English chain (see the module docstring); ``stemmer`` is ``porter`` or ``none``."""
+
+    def __init__(self, *, stopwords: bool = True, stemmer: str = "porter") -> None:
+        if stemmer not in {"porter", "none"}:
+            raise ValueError(f"the Lucene analyzer stems with porter or none, got {stemmer!r}")
+        self.stopwords = LUCENE_STOPWORDS if stopwords else frozenset()
+        self.stem = porter_stem if stemmer == "porter" else None
+
+    def split(self, text: str) -> list[str]:
+        toks = LUCENE_TOKEN.findall(text)
+        if any(len(t) > MAX_TOKEN_LENGTH for t in toks):
+            toks = [t[i : i + MAX_TOKEN_LENGTH] for t in toks for i in range(0, len(t), MAX_TOKEN_LENGTH)]
+        return toks
+
+    def term(self, raw: str) -> str | None:
+        t = _POSSESSIVE.sub("", raw).lower()
+        if not t or t in self.stopwords:
+            return None
+        return self.stem(t) if self.stem is not None else t

@@ -1,0 +1,197 @@
+"""A term-major (CSC) BM25 index built with vectorised numpy, and its two weightings.
+
+The index holds, per term, the sorted documents containing it and one float32 BM25 weight per
+(term, document) for a query that names the term once. Built in one pass: (term, document) keys of every
+token are counted with ``np.unique``; no Python loop over documents.
+
+Weightings (``weight(term, n)`` gives the weights for a term named ``n`` times in the query):
+
+* :class:`Bm25sWeights` — bm25s's own formulas (``bm25s.scoring``'s idf and tf functions, applied to whole
+  arrays with the dtypes bm25s uses), so the float32 weights are bit-identical to ``bm25s.BM25.index``'s
+  (a test compares them). A repeated query term weighs ``n ×`` (bm25s and the earlier sparse product
+  counted duplicates the same way).
+* :class:`LuceneWeights` — Lucene's ``BM25Similarity`` as Anserini runs it: document lengths stored in one
+  byte (``SmallFloat.intToByte4``) and decoded through its 256-entry table, ``avgdl`` from the exact
+  total, ``idf = ln(1 + (N − df + 0.5)/(df + 0.5))`` over documents that have the field, and
+  ``w − w / (1 + tf · 1/(k1 · (1 − b + b · len/avgdl)))`` in float32 with ``w = n · idf`` (Anserini boosts a
+  repeated query term by its count).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pqb.harness.retrievers.lexical.analysis import Tokenized
+
+FORMAT = 1
+"""On-disk format of a saved index; bump when the arrays change."""
+
+
+@dataclass
+class Postings:
+    """Term-major postings: documents of term ``t`` are ``docs[indptr[t]:indptr[t + 1]]`` (ascending)."""
+
+    indptr: np.ndarray  # int64, n_terms + 1
+    docs: np.ndarray  # int32
+    tf: np.ndarray  # float32 term frequency per posting
+    doc_len: np.ndarray  # int64 tokens per document (after analysis)
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_len)
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.indptr) - 1
+
+    def df(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    def term_of_posting(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_terms, dtype=np.int32), self.df())
+
+    @classmethod
+    def build(cls, tokens: Tokenized, n_terms: int) -> Postings:
+        n_docs = len(tokens)
+        doc_len = tokens.lengths().astype(np.int64)
+        keys = tokens.ids.astype(np.int64) * n_docs  # (term, doc) keys, built in place
+        keys += np.repeat(np.arange(n_docs, dtype=np.int32), doc_len)
+        keys.sort()
+        first = np.concatenate(([True], keys[1:] != keys[:-1])) if len(keys) else np.zeros(0, bool)
+        starts = np.flatnonzero(first)
+        tf = np.diff(np.append(starts, len(keys)))
+        keys = keys[starts]  # distinct keys, sorted by (term, doc)
+        term = keys // max(n_docs, 1)
+        indptr = np.zeros(n_terms + 1, np.int64)
+        np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])
+        return cls(indptr, (keys - term * n_docs).astype(np.int32), tf.astype(np.float32), doc_len)
+
+
+class Bm25sWeights:
+    """bm25s's weights (``method`` in robertson|lucene|atire|bm25l|bm25+), bit for bit."""
+
+    def __init__(self, postings: Postings, *, k1: float, b: float, method: str, delta: float = 0.5) -> None:
+        from bm25s import scoring  # the library's own formulas, not a re-derivation
+
+        n_docs, df = postings.n_docs, postings.df()
+        idf_fn, tfc_fn = scoring._select_idf_scorer(method), scoring._select_tfc_scorer(method)
+        idf = np.zeros(postings.n_terms, np.float32)
+        uniq, inverse = np.unique(df, return_inverse=True)
+        values = np.asarray([idf_fn(int(d), N=n_docs) if d else 0.0 for d in uniq], np.float64)
+        idf[:] = values[inverse]
+        avg = np.array(postings.doc_len).mean() if n_docs else np.float64(0.0)
+        term = postings.term_of_posting()
+        l_d = postings.doc_len[postings.docs]
+        tfc = tfc_fn(tf_array=postings.tf, l_d=l_d, l_avg=avg, k1=k1, b=b, delta=delta)
+        w = idf[term] * tfc
+        if method in ("bm25l", "bm25+"):  # bm25s stores scores less the non-occurrence score
+            zero = tfc_fn(tf_array=0, l_d=avg, l_avg=avg, k1=k1, b=b, delta=delta)
+            w = w - (values[inverse] * zero).astype(np.float32)[term]
+        self.w = np.asarray(w, dtype=np.float32)
+
+    def weight(self, postings: Postings, t: int, n: int) -> np.ndarray:
+        a, z = postings.indptr[t], postings.indptr[t + 1]
+        w = self.w[a:z].astype(np.float64)
+        return w * n if n != 1 else w
+
+
+# -- Lucene ---------------------------------------------------------------------------------------------
+
+
+def _long_to_int4(i: int) -> int:
+    """Lucene ``SmallFloat.longToInt4``: a float-like code keeping the 4 most significant bits."""
+    bits = i.bit_length()
+    if bits < 4:
+        return i
+    shift = bits - 4
+    return ((i >> shift) & 0x07) | ((shift + 1) << 3)
+
+
+def _int4_to_long(code: int) -> int:
+    bits, shift = code & 0x07, (code >> 3) - 1
+    return bits if shift == -1 else (bits | 0x08) << shift
+
+
+NUM_FREE_VALUES = 255 - _long_to_int4(2**31 - 1)
+"""Lengths below this (24) are stored exactly; larger ones keep 4 significant bits."""
+
+
+def int_to_byte4(i: int) -> int:
+    """Lucene ``SmallFloat.intToByte4`` (as an unsigned byte): how a document length is stored."""
+    return i if i < NUM_FREE_VALUES else NUM_FREE_VALUES + _long_to_int4(i - NUM_FREE_VALUES)
+
+
+def byte4_to_int(b: int) -> int:
+    """Lucene ``SmallFloat.byte4ToInt``: the length a stored byte decodes to."""
+    return b if b < NUM_FREE_VALUES else NUM_FREE_VALUES + _int4_to_long(b - NUM_FREE_VALUES)
+
+
+LENGTH_TABLE = np.asarray([byte4_to_int(i) for i in range(256)], np.float32)
+
+
+def length_bytes(doc_len: np.ndarray) -> np.ndarray:
+    uniq, inverse = np.unique(doc_len, return_inverse=True)
+    return np.asarray([int_to_byte4(int(n)) for n in uniq], np.int64)[inverse]
+
+
+class LuceneWeights:
+    """Lucene ``BM25Similarity`` weights (module docstring), float32 operation for float32 operation."""
+
+    def __init__(self, postings: Postings, *, k1: float, b: float) -> None:
+        f32 = np.float32
+        doc_count = int((postings.doc_len > 0).sum())
+        avgdl = f32(postings.doc_len.sum() / doc_count) if doc_count else f32(1)
+        k1f, bf = f32(k1), f32(b)
+        cache = (f32(1) / (k1f * ((f32(1) - bf) + bf * LENGTH_TABLE / avgdl))).astype(f32)
+        df = postings.df().astype(np.float64)
+        self.idf = np.log(1 + (doc_count - df + 0.5) / (df + 0.5)).astype(f32)
+        self.norm_inverse = cache[length_bytes(postings.doc_len)]  # per document
+        self._tfn = (postings.tf * self.norm_inverse[postings.docs]).astype(f32)  # freq * normInverse
+        idf = self.idf[postings.term_of_posting()]
+        self.w = (idf - idf / (f32(1) + self._tfn)).astype(f32)
+
+    def weight(self, postings: Postings, t: int, n: int) -> np.ndarray:
+        a, z = postings.indptr[t], postings.indptr[t + 1]
+        if n == 1:
+            return self.w[a:z].astype(np.float64)
+        w = np.float32(n) * self.idf[t]
+        return (w - w / (np.float32(1) + self._tfn[a:z])).astype(np.float64)
+
+
+# -- persistence ----------------------------------------------------------------------------------------
+
+
+def save(folder: Path, postings: Postings, vocab: dict[str, int]) -> None:
+    """Write the postings and vocabulary into ``folder`` atomically (a temporary sibling, then a rename)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        np.savez(tmp / "postings.npz", indptr=postings.indptr, docs=postings.docs, tf=postings.tf,
+                 doc_len=postings.doc_len)  # fmt: skip
+        terms = sorted(vocab, key=vocab.__getitem__)
+        (tmp / "vocab.json").write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
+        (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "n_docs": postings.n_docs}))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(folder: Path) -> tuple[Postings, dict[str, int]] | None:
+    """The saved index in ``folder``, or ``None`` if absent or of another format."""
+    meta = folder / "index.json"
+    if not meta.is_file() or json.loads(meta.read_text()).get("format") != FORMAT:
+        return None
+    with np.load(folder / "postings.npz") as z:
+        postings = Postings(z["indptr"], z["docs"], z["tf"], z["doc_len"])
+    terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    return postings, {t: i for i, t in enumerate(terms)}
