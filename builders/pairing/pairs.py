@@ -29,7 +29,7 @@ import pyarrow as pa
 from pqb.builders.queries.generate import CANDIDATES_FILE, derive_seed, load_candidates
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import ROWS_SCHEMA, count_term
+from pqb.dataset.schema import ROWS_SCHEMA, count_term, document_string
 
 PAIRS_FILE = "pairs.parquet"
 
@@ -221,7 +221,8 @@ def pair_products(
     for product in bar(products, desc="pair", unit="product", disable=not progress):
         asin = str(product["parent_asin"])
         counts["targets"] += 1
-        if "text" in product and not all(count_term(product["text"], t) for t in product["core_terms"]):
+        doc = document_string(product.get("title"), product["text"]) if "text" in product else None
+        if doc is not None and not all(count_term(doc, t) for t in product["core_terms"]):
             counts["fail_core_term_not_in_document"] += 1
             continue
         pool = list(candidates.get(asin) or [])

@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare-paper": "pqb.harness.cli.compare_paper",
     "compare": "pqb.harness.cli.compare",
     "score": "pqb.harness.cli.score",
+    "export-beir": "pqb.harness.cli.export_beir",
 }
 
 

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from pqb.dataset.io import stable_hash
 from pqb.harness.registry import register_model
 from pqb.harness.retrievers.base import (
+    DOCUMENT_FIELDS,
     ArgRule,
     Corpus,
     Retriever,
@@ -59,14 +60,14 @@ def _stemmer(name: str | None):
 
 @register_model("bm25")
 class BM25Retriever(Retriever):
-    """Lexical BM25 over the corpus ``text`` field (which begins with ``product: <title>``).
+    """Lexical BM25 over each document's ``title + " " + text`` (MTEB/BEIR's document string).
 
     Args:
         k1, b, method: bm25s scoring parameters (``method`` in robertson|lucene|atire|bm25l|bm25+).
         stopwords: ``"en"`` (bm25s's English list), ``"none"``, or a language code bm25s knows.
         stemmer: ``"none"`` (paper) or a PyStemmer algorithm, e.g. ``"english"``.
         token_pattern: regex for tokens; ``lower``: lower-case before tokenizing.
-        field: which corpus field to index: ``text`` (default), ``title`` or ``title+text``.
+        field: the document string indexed: ``title+text`` (default, MTEB/BEIR's join), ``text`` or ``title``.
         chunk_size: queries scored per sparse product (bounds memory to chunk × n_docs floats).
     """
 
@@ -77,7 +78,7 @@ class BM25Retriever(Retriever):
         "b": unit_interval,
         "method": one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
         "stemmer": _stemmer_rule,
-        "field": one_of("text", "title", "title+text"),
+        "field": one_of(*DOCUMENT_FIELDS),
         "chunk_size": positive_int,
     }
 
@@ -90,12 +91,12 @@ class BM25Retriever(Retriever):
         stemmer: str | None = "none",
         token_pattern: str = DEFAULT_TOKEN_PATTERN,
         lower: bool = True,
-        field: str = "text",
+        field: str = "title+text",
         chunk_size: int = 512,
     ) -> None:
         super().__init__()
-        if field not in {"text", "title", "title+text"}:
-            raise ValueError(f"field must be 'text', 'title' or 'title+text', got {field!r}")
+        if field not in DOCUMENT_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(DOCUMENT_FIELDS)}, got {field!r}")
         self.k1, self.b, self.method = float(k1), float(b), str(method)
         self.stopwords = None if stopwords in (None, "none", "") else str(stopwords)
         self.stemmer_name = "none" if stemmer in (None, "", "none") else str(stemmer)
@@ -138,11 +139,7 @@ class BM25Retriever(Retriever):
         )
 
     def _doc_texts(self, corpus: Corpus) -> list[str]:
-        if self.field == "title":
-            return list(corpus.titles)
-        if self.field == "title+text":
-            return [f"{t}\n{x}" for t, x in zip(corpus.titles, corpus.texts, strict=True)]
-        return list(corpus.texts)
+        return corpus.documents(self.field)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:
