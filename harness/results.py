@@ -244,6 +244,9 @@ def build_results(
                 res["groups"][name] = entry
                 res["group_subtasks"][name] = [m for m in members if types[m] == entry["pair_type"]]
                 res["versions"][name] = version
+                res["higher_is_better"][name] = {  # lm-eval states it for groups too (make_table's arrows)
+                    k: v for m in res["group_subtasks"][name] for k, v in res["higher_is_better"].get(m, {}).items()
+                }
     res.update(
         schema_version=SCHEMA_VERSION,
         model_name=config.get("model_name"),
