@@ -66,6 +66,18 @@ def test_documents_join_title_and_text_as_mteb_and_beir_do():
         CORPUS.documents("body")
 
 
+def test_the_document_field_is_a_model_arg_and_part_of_the_cache_key():
+    from pqb.harness.errors import ModelArgsError
+    from pqb.harness.registry import create_retriever
+
+    joined, body = create_retriever("bm25"), create_retriever("bm25", {"field": "text"})
+    assert joined.field == "title+text" and joined.cache_settings() != body.cache_settings()
+    dense = create_retriever("dense", {"pretrained": "wheel:json", "field": "title"})
+    assert dense.field == "title" and dense.cache_settings()["field"] == "title"
+    with pytest.raises(ModelArgsError, match="field"):
+        create_retriever("bm25", {"field": "body"})
+
+
 def test_wheel_prefix_resolves_inside_an_installed_package():
     path, info = resolve_pretrained("wheel:json")
     assert path.endswith("json/") or path.endswith("json")
