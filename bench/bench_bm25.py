@@ -105,9 +105,7 @@ def child(system: str, folder: Path, out: Path) -> None:
         try:
             t = time.perf_counter()
             indexer = LuceneIndexer(args=["-index", str(where), "-stemmer", "porter"], threads=2)
-            from pqb.harness.retrievers.neural.encoding import document_strings
-
-            for doc_id, text in zip(corpus.ids, document_strings(corpus), strict=True):
+            for doc_id, text in zip(corpus.ids, corpus.documents(), strict=True):
                 indexer.add_doc_dict({"id": doc_id, "contents": text})
             indexer.close()
             res["index_s"] = time.perf_counter() - t

@@ -51,7 +51,7 @@ def load_corpus(n_docs: int, synthetic: bool):
         return Corpus(tuple(ids), tuple(ids), tuple(texts), fingerprint=f"synthetic-{n_docs}")
     import pyarrow.parquet as pq
 
-    path = ROOT / "pqb_dataset" / "data" / "video_games-corpus" / "test-00000-of-00001.parquet"
+    (path,) = (ROOT / "pqb_dataset" / "data" / "video_games-corpus").glob("test-00000-of-00001-*.parquet")
     rows = sorted(pq.read_table(path).to_pylist(), key=lambda r: r["id"])[:n_docs]
     return Corpus(
         tuple(r["id"] for r in rows),
@@ -91,7 +91,7 @@ def bench_one(label: str, model: str, args: dict, corpus, cache_root: Path) -> d
         "model": label,
         "weights": r.describe()["weights"]["model"],
         "n_docs": len(corpus),
-        "mean_chars": round(sum(map(len, corpus.texts)) / max(1, len(corpus)), 1),
+        "mean_chars": round(sum(map(len, corpus.documents())) / max(1, len(corpus)), 1),
         "seconds": round(seconds, 2),
         "docs_per_s": round(len(corpus) / seconds, 1),
     }
@@ -108,7 +108,7 @@ def reference_seconds(retriever, corpus) -> float | None:
     if not hasattr(model, "encode"):
         return None
     start = time.perf_counter()
-    model.encode(list(corpus.texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+    model.encode(corpus.documents(), batch_size=32, normalize_embeddings=True, show_progress_bar=False)
     return time.perf_counter() - start
 
 

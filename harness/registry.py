@@ -17,6 +17,7 @@ default ``model_args``; explicit ``--model_args`` override them).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -232,6 +233,25 @@ def system_name(name: str, model_args: Mapping[str, Any] | None) -> str:
     return f"{name}+{rewriter}" if rewriter else name
 
 
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "neural": ("torch", "transformers", "sentence_transformers"),
+    "llm": ("torch", "transformers"),  # gguf only for .gguf weights: checked where those load
+    "pyserini": ("pyserini",),
+}
+"""Modules whose absence means an extra is not installed (checked before a model is constructed)."""
+
+
+def require_extra(name: str) -> None:
+    """Raise :class:`MissingDependencyError` (one line with the ``pip install "pqb[...]"`` fix) when the
+    extra a model or preset needs is not installed, before any work; a base-install model passes.
+    A fusion (``hybrid``) is checked per component, each built through :func:`create_retriever`."""
+    base = _presets().get(name, {}).get("model", name)
+    extra = None if base == "hybrid" else model_extra(name)
+    for module in EXTRA_MODULES.get(extra or "", ()):
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError(f"model {name!r}", module, extra or "neural")
+
+
 def create_retriever(
     name: str,
     model_args: str | Mapping[str, Any] | None = None,
@@ -256,6 +276,7 @@ def create_retriever(
 
         wrap = make_rewriter(str(rewriter))  # an unknown rewriter is refused before the model loads
         return RewritingRetriever(create_retriever(name, args, device=device, batch_size=batch_size), wrap)
+    require_extra(name)
     _, cls, kwargs = resolve_model(name, args)
     check_model_args(name, cls, kwargs)
     params = inspect.signature(cls).parameters

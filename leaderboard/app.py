@@ -8,11 +8,18 @@ Where the parquet comes from, first match wins:
 2. ``PQB_RESULTS_REPO`` — a Hub dataset repo that ``pqb-harness leaderboard --push`` filled
    (``leaderboard/leaderboard.parquet`` in it is downloaded);
 3. ``leaderboard.parquet`` next to this file.
+
+None of them: :class:`LeaderboardNotFoundError`, one line naming the variables and the command that
+writes the file (the Space prints it and exits 1).
+
+The table shows each metric with its 95% clustered-bootstrap CI (``<metric> CI``) and the number of
+pairs ``n`` the robustness metrics average over.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +33,10 @@ EFFECTIVENESS = {"syntactic": ["mrr", "hit@10"], "error": ["mrr_clean", "hit@10_
 AVERAGE = "average"
 
 
+class LeaderboardNotFoundError(FileNotFoundError):
+    """No leaderboard parquet could be found; the message says which variables to set."""
+
+
 def parquet_path() -> Path:
     """Resolve the leaderboard parquet (see the module docstring for the order)."""
     local = os.environ.get("PQB_LEADERBOARD_PARQUET")
@@ -36,12 +47,24 @@ def parquet_path() -> Path:
         from huggingface_hub import hf_hub_download
 
         return Path(hf_hub_download(repo, "leaderboard/leaderboard.parquet", repo_type="dataset"))
-    return Path(__file__).resolve().parent / "leaderboard.parquet"
+    beside = Path(__file__).resolve().parent / "leaderboard.parquet"
+    if not beside.is_file():
+        raise LeaderboardNotFoundError(
+            "no leaderboard parquet: set PQB_LEADERBOARD_PARQUET=<file> or PQB_RESULTS_REPO=<org/results-repo>, "
+            f"or write {beside} with `pqb-harness leaderboard <results dir> --out {beside.parent}`"
+        )
+    return beside
 
 
 def load_leaderboard(path: Path | None = None) -> pd.DataFrame:
     """The tidy table, selected runs only (one row per model, task, metric)."""
-    frame = pd.read_parquet(path or parquet_path())
+    path = path or parquet_path()
+    if not Path(path).is_file():
+        raise LeaderboardNotFoundError(
+            f"leaderboard parquet {str(path)!r} does not exist; write it with "
+            "`pqb-harness leaderboard <results dir> --out <folder>` or fix PQB_LEADERBOARD_PARQUET"
+        )
+    frame = pd.read_parquet(path)
     if "selected" in frame:
         frame = frame[frame["selected"].astype(bool)]
     return frame.reset_index(drop=True)
@@ -53,20 +76,33 @@ def domains(frame: pd.DataFrame) -> list[str]:
     return [AVERAGE, *sorted(d for d in typed["domain"].unique() if d != AVERAGE)]
 
 
+def _ci_text(lo: Any, hi: Any) -> str:
+    return "" if pd.isna(lo) or pd.isna(hi) else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+
+
 def summary_table(frame: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> pd.DataFrame:
-    """Rows = models; robustness metrics then effectiveness, in % with 2 decimals; most robust first."""
+    """Rows = models; robustness metrics then effectiveness, in % with 2 decimals, each followed by its
+    95% CI (``<metric> CI``); ``n`` = pairs behind the robustness metrics; most robust first."""
     metrics = ROBUSTNESS[pair_type] + EFFECTIVENESS[pair_type]
     sel = frame[
         (frame["pair_type"] == pair_type) & (frame["domain"] == domain) & frame["metric"].isin(metrics)
     ]
     if sel.empty:
-        return pd.DataFrame(columns=["model", *metrics])
-    wide = sel.pivot_table(index="model", columns="metric", values="value", aggfunc="first")
-    wide = (wide.reindex(columns=[m for m in metrics if m in wide.columns]) * 100).round(2)
-    wide.columns.name = None
+        return pd.DataFrame(columns=["model", "n", *metrics])
+    first = sel.groupby(["model", "metric"]).first()
+    present = [m for m in metrics if m in set(sel["metric"])]
+    wide = pd.DataFrame(index=sorted(set(sel["model"])))
+    for m in present:
+        rows = first.xs(m, level="metric").reindex(wide.index)
+        wide[m] = (rows["value"] * 100).round(2)
+        wide[f"{m} CI"] = [_ci_text(lo, hi) for lo, hi in zip(rows["ci_low"], rows["ci_high"], strict=True)]
+    main = ROBUSTNESS[pair_type][2]
+    n = first.xs(main, level="metric")["n"].reindex(wide.index) if main in present else None
+    wide.insert(0, "n", n.astype("Int64") if n is not None else pd.NA)
     stand_in = sel.groupby("model")["stand_in_for"].first()
     wide.insert(0, "stand_in_for", stand_in.reindex(wide.index).fillna(""))
-    return wide.sort_values(ROBUSTNESS[pair_type][2]).reset_index()
+    wide.index.name = "model"
+    return wide.sort_values(main if main in present else present[0]).reset_index()
 
 
 def build_demo(frame: pd.DataFrame | None = None) -> Any:
@@ -80,7 +116,8 @@ def build_demo(frame: pd.DataFrame | None = None) -> Any:
         gr.Markdown(
             "# PersonalQuery-Benchmark leaderboard\n"
             "Flip@K / mean RRstd on syntactic pairs, Deg@K / MRRdeg on writing-error pairs (%, lower is more "
-            "robust); MRR / Hit@10 beside them (higher is better). `stand_in_for` marks offline substitute weights."
+            "robust); MRR / Hit@10 beside them (higher is better). Each value has its 95% clustered-bootstrap CI; "
+            "`n` = pairs. `stand_in_for` marks offline substitute weights."
         )
         with gr.Row():
             pair = gr.Radio(["syntactic", "error"], value="syntactic", label="Pairs")
@@ -96,4 +133,8 @@ def build_demo(frame: pd.DataFrame | None = None) -> Any:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    build_demo().launch()
+    try:
+        app = build_demo()
+    except (LeaderboardNotFoundError, ImportError) as exc:
+        sys.exit(f"error: {exc}")
+    app.launch()

@@ -5,7 +5,9 @@ Configs per domain ``d`` (docs/design.md §2):
 * ``d`` — benchmark rows, split ``test``: one row per (user, target product). The two rows sharing a
   ``pair_id`` are a *syntactic pair* (same ``asin``, different users). A row whose ``error_query`` is
   not null is an *error pair* (its ``query`` against its ``error_query``).
-* ``d-corpus`` — ``id`` (parent_asin), ``title``, ``text``: every product of the domain with a title.
+* ``d-corpus`` — ``id`` (parent_asin), ``title``, ``text``: every product of the domain with a title;
+  BEIR/MTEB's corpus view: ``text`` is the body only (never repeats the title) and a retriever reads
+  :func:`document_string` (title + " " + text), as MTEB and BEIR join them.
 * ``d-queries`` / ``d-qrels`` — MTEB/BEIR views: ``id, text`` and ``query-id, corpus-id, score``.
 * ``d-users`` — per-user syntactic Gaussian and error profile.
 * ``d-release`` — the authors' published queries imported into the row schema (no corpus, no core terms).
@@ -183,6 +185,21 @@ def _term_pattern(term: str) -> re.Pattern[str]:
     words = term.strip().split()
     body = r"\s+".join(re.escape(w) for w in words)
     return re.compile(rf"(?<![\w]){body}(?![\w])", re.IGNORECASE)
+
+
+DOCUMENT_SEPARATOR = " "
+"""What joins a document's title and text: BEIR's and MTEB's separator, so all three score one string."""
+
+
+def document_string(title: str | None, text: str | None, sep: str = DOCUMENT_SEPARATOR) -> str:
+    """The string a retriever reads for one corpus document: ``title + sep + text``, stripped.
+
+    MTEB (``(title + " " + text).strip()``, or the text alone without a title) and BEIR's encoders join
+    the corpus view's fields this way; the builders check core terms against the same string, and the
+    harness builds every retriever's document from it, so PQB, MTEB and BEIR see identical documents.
+    """
+    title, text = title or "", text or ""
+    return (title + sep + text).strip() if title else text.strip()
 
 
 def count_term(text: str, term: str) -> int:

@@ -80,6 +80,24 @@ def test_corpus_and_users_ends() -> None:
     assert users[0]["threshold"] == pytest.approx(86.438443, abs=1e-6)
 
 
+def test_pinned_corpus_document() -> None:
+    """The corpus view: ``title`` apart, the body alone in ``text`` (BEIR/MTEB join them with a space)."""
+    docs = {d["id"]: d for d in pq.read_table(config_path(DS, "video_games-corpus")).to_pylist()}
+    doc = docs["1625040598"]
+    assert doc["title"].startswith("Beautiful Holy Death Rosary With Prayer Book")
+    assert doc["text"].split("\n")[:3] == ["brand: splins", "category: Video Games / PlayStation 4", "type of item: Gift"]
+    assert docs["1438011032"]["text"] == ""  # a title-only product: nothing but its title to read
+    assert sum(not d["text"] for d in docs.values()) == 489
+
+
+def test_shards_are_named_by_their_content() -> None:
+    from pqb.dataset.io import sha256_file
+
+    for config in COUNTS:
+        path = config_path(DS, config)
+        assert path.name == f"test-00000-of-00001-{sha256_file(path)[:16]}.parquet"
+
+
 def test_committed_dataset_passes_every_invariant() -> None:
     configs = [c for c in COUNTS]
     report = check_dataset(DS, configs)

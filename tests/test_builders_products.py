@@ -6,6 +6,7 @@ from pqb.builders.source.products import (
     Attribute,
     clean_attribute_value,
     clean_text,
+    document_body,
     document_text,
     product_row,
     protected_terms,
@@ -84,14 +85,13 @@ def test_fewer_than_five_is_not_a_target() -> None:
     )
 
 
-def test_document_text_layout() -> None:
-    text = document_text(META)
+def test_document_body_layout() -> None:
+    text = document_body(META)
     lines = text.split("\n")
-    assert lines[0] == "product: Turtle Beach Recon 70 Gaming Headset & Mic"
-    assert lines[1] == "brand: Turtle Beach"
-    assert lines[2] == "category: Video Games / PlayStation 4 / Accessories"
-    assert lines[3:5] == ["dimensions: 7 x 3 x 9 inches", "weight: 9.6 ounces"]
-    assert lines[5:11] == [  # informative details in record order; ranks, ids, dates, brand left out
+    assert lines[0] == "brand: Turtle Beach"  # the title is the corpus view's title field, never repeated
+    assert lines[1] == "category: Video Games / PlayStation 4 / Accessories"
+    assert lines[2:4] == ["dimensions: 7 x 3 x 9 inches", "weight: 9.6 ounces"]
+    assert lines[4:10] == [  # informative details in record order; ranks, ids, dates, brand left out
         "manufacturer: Turtle Beach",
         "connectivity technology: Wired",
         "color: Black, White",
@@ -100,14 +100,15 @@ def test_document_text_layout() -> None:
         "material: Plastic",
     ]
     assert (
-        lines[11] == "description: Built for gamers."
+        lines[10] == "description: Built for gamers."
     )  # boilerplate, URL sentence and dimension repeat dropped
-    assert lines[12:] == [
+    assert lines[11:] == [
         "features:",
         "#1: Flip-to-mute mic",
         "#2: Glasses friendly",
     ]  # title-repeat feature dropped
-    assert document_text(META) == text
+    assert document_body(META) == text
+    assert document_text(META) == "Turtle Beach Recon 70 Gaming Headset & Mic " + text  # MTEB/BEIR's join
 
 
 def test_protected_terms_and_row() -> None:

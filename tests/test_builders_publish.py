@@ -290,6 +290,7 @@ def test_push_to_hub_uploads_card_and_parquet_only(
     up = calls["upload_folder"]
     assert up["repo_type"] == "dataset" and up["folder_path"] == str(built[1])
     assert up["allow_patterns"] == ["data/**/*.parquet"]
+    assert up["delete_patterns"] == ["data/**/*.parquet"]  # an earlier build's shards have other names
     assert "*.py" in up["ignore_patterns"] and "data/*-release*/**" in up["ignore_patterns"]
     card = calls["upload_file"]["path_or_fileobj"].decode()
     front, body = card.split("\n---\n", 1)  # the YAML front matter stays closed

@@ -9,11 +9,11 @@ from pqb.harness.evaluation.data import build_corpus
 from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
 from pqb.harness.retrievers.lexical.random import RandomRetriever
 
-DOCS = [
-    ("d3", "Racing wheel", "product: Racing wheel with pedals and force feedback"),
-    ("d1", "Controller", "product: Wireless controller for the switch, long battery"),
-    ("d2", "Headset", "product: Gaming headset with microphone and surround sound"),
-    ("d4", "Controller clone", "product: Wireless controller for the switch, long battery"),
+DOCS = [  # the corpus view: the body in text, the title apart (BM25 reads title + " " + text)
+    ("d3", "Racing wheel", "with pedals and force feedback"),
+    ("d1", "Controller", "Wireless controller for the switch, long battery"),
+    ("d2", "Headset", "Gaming headset with microphone and surround sound"),
+    ("d4", "Controller", "Wireless controller for the switch, long battery"),
 ]
 QUERIES = ["wireless controller battery", "racing wheel wheel pedals", "a the of", "headset microphone xyz"]
 
@@ -34,10 +34,8 @@ def test_scores_match_bm25s_get_scores(tmp_path):
     r.index(c, cache_dir=tmp_path)
     ours = r.score(QUERIES)
     ref = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-    ref.index(
-        bm25s.tokenize(list(c.texts), stopwords="en", return_ids=False, show_progress=False),
-        show_progress=False,
-    )
+    docs = [f"{t} {x}" for t, x in zip(c.titles, c.texts, strict=True)]  # MTEB/BEIR's document string
+    ref.index(bm25s.tokenize(docs, stopwords="en", return_ids=False, show_progress=False), show_progress=False)
     for i, q in enumerate(QUERIES):
         toks = [
             t

@@ -48,7 +48,7 @@ def test_defense_run_on_the_tiny_dataset(dataset, tmp_path):
     assert defended["config"]["model"] == "bm25+symspell"
     assert defended["config"]["model_info"]["rewriter"]["name"] == "symspell"
     e = defended["results"]["pqb_error_video_games"]
-    assert 0 < e["rewrite_corrected"] <= 1 and e["rewrite_corrected_ci"][0] is not None
+    assert 0 < e["rewrite_corrected"] <= 1 and e["rewrite_corrected_ci_lower"] is not None
     assert e["rewrite_clean_kept"] == 1.0  # clean queries are made of corpus words
     assert "rewrite_corrected" not in bare["results"]["pqb_error_video_games"]
     assert e["hit@10_error"] >= bare["results"]["pqb_error_video_games"]["hit@10_error"]

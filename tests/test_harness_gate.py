@@ -60,12 +60,12 @@ def test_macro_variant_rrstd_is_the_std_over_all_queries_of_each_asin(tmp_path) 
     ]
     rrs = defaultdict(list)
     for line in (
-        next((out / "bm25").glob("samples_macro_syntactic_video_games_*.jsonl")).read_text().splitlines()
+        next((out / "details" / "bm25").glob("samples_macro_syntactic_video_games_*.jsonl")).read_text().splitlines()
     ):
         rec = json.loads(line)
         rrs[rec["target"]].append(rec["rr"])
     per_asin = [float(np.std(v)) for v in rrs.values() if len(v) >= 2]
     assert any(len(v) >= 3 for v in rrs.values())  # the fixture has a 3-user ASIN
     assert res["rrstd"] == pytest.approx(float(np.mean(per_asin)), abs=1e-12)
-    lo, hi = res["rrstd_ci"]
+    lo, hi = res["rrstd_ci_lower"], res["rrstd_ci_upper"]
     assert lo <= res["rrstd"] <= hi

@@ -13,7 +13,7 @@ from pqb_fixtures import make_tiny_dataset
 
 from pqb.harness.cli import main
 from pqb.harness.errors import ResultsSchemaError
-from pqb.harness.evaluation.results import group_entry, load_results, validate_results
+from pqb.harness.evaluation.results import group_entries, load_results, validate_results
 
 METRICS = ("flip@10", "rrstd", "hit@10", "mrr")
 
@@ -31,16 +31,13 @@ def test_every_group_holds_one_pair_type(results):
     for name, entry in results["groups"].items():
         members = results["group_subtasks"][name]
         types = {results["configs"][t]["pair_type"] for t in members}
-        if len(types) == 1:
-            assert entry["pair_type"] == types.pop()
-            assert "by_pair_type" not in entry
-        else:
-            assert entry["pair_type"] == "mixed" and set(entry["by_pair_type"]) == types
-            assert not any(m in entry or f"{m}_ci" in entry for m in METRICS)  # no cross-type mean
+        assert types == {entry["pair_type"]}
+        assert all(isinstance(v, int | float | str) or v is None for v in entry.values())  # flat
+    assert "pqb" not in results["groups"]  # both pair types: never one cross-type mean
 
 
 def test_pqb_reports_the_subgroups_side_by_side(results):
-    pqb = results["groups"]["pqb"]["by_pair_type"]
+    pqb = {pt: results["groups"][f"pqb/{pt}"] for pt in ("syntactic", "error")}
     for pair_type in ("syntactic", "error"):
         sub, group = pqb[pair_type], results["groups"][pair_type]
         assert {k: v for k, v in sub.items() if k != "alias"} == {
@@ -70,6 +67,6 @@ def test_schema_1_0_files_keep_loading():
 def test_group_entry_splits_by_pair_type():
     res = {"s": {"alias": "s", "flip@10": 0.1, "n_pairs": 2, "n_queries": 4},
            "e": {"alias": "e", "flip@10": 0.02, "n_pairs": 3, "n_queries": 6}}  # fmt: skip
-    mixed = group_entry("g", ["s", "e"], res, {}, {"s": "syntactic", "e": "error"})
-    assert "flip@10" not in mixed and mixed["by_pair_type"]["syntactic"]["flip@10"] == 0.1
-    assert mixed["by_pair_type"]["error"]["flip@10"] == 0.02  # not 0.06, the old mean
+    mixed = group_entries("g", ["s", "e"], res, {}, {"s": "syntactic", "e": "error"})
+    assert set(mixed) == {"g/syntactic", "g/error"} and mixed["g/syntactic"]["flip@10"] == 0.1
+    assert mixed["g/error"]["flip@10"] == 0.02  # not 0.06, the old mean

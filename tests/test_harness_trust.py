@@ -200,7 +200,8 @@ def test_bootstrap_zero_is_stated_and_gives_no_cis(good, tmp_path, capsys):
     )
     assert code == 0 and "no confidence intervals are computed" in err
     res = json.loads(results_files(tmp_path / "out")[-1].read_text())
-    assert res["results"]["pqb_error_video_games"]["deg@10_ci"] == [None, None]
+    entry = res["results"]["pqb_error_video_games"]
+    assert (entry["deg@10_ci_lower"], entry["deg@10_ci_upper"]) == (None, None)
 
 
 def test_offline_without_dataset(tmp_path, capsys, monkeypatch):
@@ -359,11 +360,11 @@ def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monk
     with pytest.raises(KeyboardInterrupt):
         main(base_args(good, out, "--tasks", "pqb"))
     monkeypatch.setattr(ev, "_finish_task", real)
-    assert not results_files(out) and len(list(out.glob("bm25/checkpoint_*.json"))) == 1
+    assert not results_files(out) and len(list(out.glob("details/bm25/checkpoint_*.json"))) == 1
     capsys.readouterr()
     got, err = run(capsys, *base_args(good, out, "--tasks", "pqb", "--overwrite", "only-missing"))
     assert got == 0 and err.count("reused from ") == 1 and "checkpoint_" in err, err
-    assert not list(out.glob("bm25/checkpoint_*.json"))  # consumed: its tasks are in the final file
+    assert not list(out.glob("details/bm25/checkpoint_*.json"))  # consumed: its tasks are in the final file
     want, have = (json.loads(results_files(d)[-1].read_text()) for d in (full, out))
     strip = lambda r: {t: {k: v for k, v in e.items() if k != "reused_from"} for t, e in r.items()}  # noqa: E731
     assert strip(have["results"]) == strip(want["results"])

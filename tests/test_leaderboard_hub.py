@@ -63,7 +63,9 @@ def run_dir(tmp_path: Path) -> tuple[Path, Path, Path]:
     model.mkdir(parents=True)
     result = model / "results_2026-01-12T10-00-00.000000.json"
     result.write_text("{}")
-    samples = model / "samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
+    details = tmp_path / "results" / "details" / "BAAI__bge-m3"  # the writer's layout: out of the model folder
+    details.mkdir(parents=True)
+    samples = details / "samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
     samples.write_text("{}\n")
     return tmp_path / "results", result, samples
 
@@ -79,18 +81,15 @@ def _assert_no_token(
                 assert TOKEN.encode() not in f.read_bytes(), f
 
 
-@pytest.mark.parametrize("from_model_folder", [False, True])
 def test_push_results_uses_lm_eval_layout(
     recorder: Recorder,
     run_dir: tuple[Path, Path, Path],
-    from_model_folder: bool,
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     caplog.set_level(logging.DEBUG)
     output, result, samples = run_dir
-    base = result.parent if from_model_folder else output  # `pqb-harness run` passes the model folder
-    url = hub.push_results(base, result, "org/pqb-results", samples=[samples], token=TOKEN)
+    url = hub.push_results(output, result, "org/pqb-results", samples=[samples], token=TOKEN)
     assert url == "https://huggingface.co/datasets/org/pqb-results/commit/abc"
     names = [c[0] for c in recorder.calls]
     assert names == ["create_repo", "upload_file", "upload_file"]
@@ -103,7 +102,7 @@ def test_push_results_uses_lm_eval_layout(
     assert up_results["path_in_repo"] == "BAAI__bge-m3/results_2026-01-12T10-00-00.000000.json"
     assert (
         up_samples["path_in_repo"]
-        == "BAAI__bge-m3/samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
+        == "details/BAAI__bge-m3/samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
     )
     assert {c[1]["repo_type"] for c in recorder.calls} == {"dataset"}
     assert {c[2] for c in recorder.calls} == {TOKEN}  # the token reaches the client, and only the client

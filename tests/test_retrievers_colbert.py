@@ -14,11 +14,11 @@ pytestmark = pytest.mark.neural
 CORPUS = Corpus(
     ids=("a", "b", "c", "d"),
     titles=("red mouse", "blue keyboard", "game", "pad"),
-    texts=(
-        "product: red mouse, wireless!",
-        "product: blue keyboard",
-        "product: game rpg",
-        "product: pad controller",
+    texts=(  # the corpus view: the body only (retrievers read title + " " + text)
+        "wireless!",
+        "",
+        "rpg",
+        "controller",
     ),
     fingerprint="colbert-fp",
 )
@@ -27,7 +27,7 @@ QUERIES = ["red mouse", "rpg game"]
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    return tiny_colbert(tmp_path_factory.mktemp("colbert"), extra_text=" ".join(CORPUS.texts))
+    return tiny_colbert(tmp_path_factory.mktemp("colbert"), extra_text=" ".join(CORPUS.documents()))
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,7 @@ def test_doc_has_d_marker_and_punctuation_is_skipped(exhaustive):
 def test_exhaustive_scores_are_maxsim_sums(exhaustive):
     scores = exhaustive.score(QUERIES)
     q = exhaustive.encode(QUERIES, query=True)
-    d = exhaustive.encode(list(CORPUS.texts), query=False)
+    d = exhaustive.encode(CORPUS.documents(), query=False)
     want = np.array([[(qv @ dv.T).max(1).sum() for dv in d] for qv in q])
     np.testing.assert_allclose(scores, want, rtol=2e-3, atol=2e-3)  # doc vectors cached in float16
     assert scores.shape == (2, 4) and exhaustive.full_scoring

@@ -15,11 +15,7 @@ pytestmark = pytest.mark.neural
 CORPUS = Corpus(
     ids=("g1", "g2", "g3"),
     titles=("Wireless Controller", "Racing Wheel", "Gaming Headset"),
-    texts=(
-        "product: Wireless Controller\nfeatures: long battery life",
-        "product: Racing Wheel\nwith pedals",
-        "product: Gaming Headset\nsurround sound microphone",
-    ),
+    texts=("features: long battery life", "with pedals", "surround sound microphone"),  # the body only
     fingerprint="dense-fp",
 )
 QUERIES = ["controller with long battery", "headset with a microphone"]
@@ -44,7 +40,7 @@ def test_score_rows_are_full_in_corpus_order_and_equal_cosines(minilm):
     assert scores.shape == (2, 3) and scores.dtype == np.float32
     st = SentenceTransformer(minilm.pretrained, device="cpu")
     q = st.encode(QUERIES, normalize_embeddings=True)
-    d = st.encode(list(CORPUS.texts), normalize_embeddings=True)
+    d = st.encode([f"{t} {x}" for t, x in zip(CORPUS.titles, CORPUS.texts, strict=True)], normalize_embeddings=True)
     np.testing.assert_allclose(scores, q @ d.T, atol=1e-5)
     assert scores[0].argmax() == 0 and scores[1].argmax() == 2
 
@@ -94,7 +90,7 @@ def test_prompts_are_prepended_and_change_the_doc_cache_key(tmp_path):
     plain.index(CORPUS, cache_dir=tmp_path / "c")
     e5.index(CORPUS, cache_dir=tmp_path / "c")
     assert e5.stats["docs_encoded"] == 3  # a different doc prompt is a different index
-    manual = e5.model.encode(["passage: " + t for t in CORPUS.texts], normalize_embeddings=True)
+    manual = e5.model.encode(["passage: " + t for t in CORPUS.documents()], normalize_embeddings=True)
     np.testing.assert_allclose(e5.doc_embeddings, manual, atol=1e-5)
     assert e5.describe()["weights"]["stand_in_for"] is None
 

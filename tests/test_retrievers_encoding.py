@@ -17,7 +17,6 @@ from pqb.harness.retrievers.neural.encoding import (
     FirstStageReranker,
     auto_batch_size,
     check_loadable,
-    document_strings,
     length_sorted_batches,
     maxsim_scores,
     pack_token_vectors,
@@ -30,7 +29,7 @@ from pqb.harness.retrievers.neural.encoding import (
 CORPUS = Corpus(
     ids=("d0", "d1", "d2", "d3"),
     titles=("Red Mouse", "Blue Keyboard", "Game", "Pad"),
-    texts=("product: Red Mouse\nwireless", "product: Blue Keyboard", "rpg game", "product: Pad"),
+    texts=("wireless", "", "rpg game", ""),  # the corpus view: body only, never the title again
     fingerprint="fp-test",
 )
 
@@ -59,10 +58,24 @@ def test_length_sorted_batches_cover_every_index_once_longest_first():
     assert flat.tolist() == [3, 1, 2, 0, 4]  # stable within equal lengths
 
 
-def test_document_strings_use_text_and_prepend_a_missing_title():
-    docs = document_strings(CORPUS)
-    assert docs[0] == "product: Red Mouse\nwireless"
-    assert docs[2] == "Game\nrpg game"  # the title "Game" is not in the text
+def test_documents_join_title_and_text_as_mteb_and_beir_do():
+    docs = CORPUS.documents()
+    assert docs == [(f"{t} {x}".strip() if t else x.strip()) for t, x in zip(CORPUS.titles, CORPUS.texts, strict=True)]
+    assert CORPUS.documents("text") == list(CORPUS.texts) and CORPUS.documents("title") == list(CORPUS.titles)
+    with pytest.raises(ValueError, match="field must be one of title\\+text, text, title"):
+        CORPUS.documents("body")
+
+
+def test_the_document_field_is_a_model_arg_and_part_of_the_cache_key():
+    from pqb.harness.errors import ModelArgsError
+    from pqb.harness.registry import create_retriever
+
+    joined, body = create_retriever("bm25"), create_retriever("bm25", {"field": "text"})
+    assert joined.field == "title+text" and joined.cache_settings() != body.cache_settings()
+    dense = create_retriever("dense", {"pretrained": "wheel:json", "field": "title"})
+    assert dense.field == "title" and dense.cache_settings()["field"] == "title"
+    with pytest.raises(ModelArgsError, match="field"):
+        create_retriever("bm25", {"field": "body"})
 
 
 def test_wheel_prefix_resolves_inside_an_installed_package():

@@ -14,13 +14,13 @@ pytestmark = pytest.mark.neural
 CORPUS = Corpus(
     ids=tuple(f"d{i}" for i in range(6)),
     titles=("red mouse", "blue keyboard", "racing wheel", "game pad", "red keyboard", "mouse pad"),
-    texts=(
-        "product: red mouse wireless",
-        "product: blue keyboard",
-        "product: racing wheel pedals",
-        "product: game pad controller",
-        "product: red keyboard light",
-        "product: mouse pad " + "long text " * 40,
+    texts=(  # the corpus view: the body only (retrievers read title + " " + text)
+        "wireless",
+        "",
+        "pedals",
+        "controller",
+        "light",
+        "long text " * 40,
     ),
     fingerprint="rerank-fp",
 )
@@ -29,7 +29,7 @@ QUERIES = ["red mouse", "keyboard"]
 
 @pytest.fixture(scope="module")
 def lm(tmp_path_factory):
-    return tiny_causal_lm(tmp_path_factory.mktemp("lm"), extra_text=" ".join(CORPUS.texts))
+    return tiny_causal_lm(tmp_path_factory.mktemp("lm"), extra_text=" ".join(CORPUS.documents()))
 
 
 def test_qwen3_reranker_prompt_is_the_official_format(lm):
@@ -78,16 +78,16 @@ def test_every_query_is_reranked_and_the_tail_keeps_first_stage_order(lm, tmp_pa
         assert sorted(res.indices[qi][:3].tolist()) == sorted(valid[:3].tolist())
         assert res.indices[qi][3 : len(valid)].tolist() == valid[3:].tolist()
     assert r.describe()["doc_chars"] == 30 and r.full_scoring is False
-    assert r._doc_for_prompt(5) == CORPUS.texts[5][:30]
+    assert r._doc_for_prompt(5) == CORPUS.documents()[5][:30]
 
 
 def test_cross_encoder_reranks_by_model_logits(tmp_path):
-    ce = tiny_cross_encoder(tmp_path / "ce", extra_text=" ".join(CORPUS.texts))
+    ce = tiny_cross_encoder(tmp_path / "ce", extra_text=" ".join(CORPUS.documents()))
     r = create_retriever("cross-encoder", {"pretrained": str(ce), "first_stage_k": 6, "rerank_k": 4})
     r.index(CORPUS, cache_dir=tmp_path / "c")
     res = r.search(["red mouse"], 6)
     head = res.indices[0][:4]
-    logits = r.score_pairs(["red mouse"] * 4, [CORPUS.texts[i] for i in head])
+    logits = r.score_pairs(["red mouse"] * 4, [CORPUS.documents()[i] for i in head])
     np.testing.assert_allclose(res.scores[0][:4], logits, rtol=1e-5)
     assert np.all(np.diff(res.scores[0][:4]) <= 0)
     assert r.describe()["weights"]["model"] == str(ce.resolve())

@@ -43,7 +43,7 @@ from pqb.builders.workdir import (
     write_parquet,
 )
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import ROWS_SCHEMA, count_term
+from pqb.dataset.schema import ROWS_SCHEMA, count_term, document_string
 
 GATES: tuple[str, ...] = (
     "core_term_not_in_document",  # a core term the target's document does not contain
@@ -243,7 +243,8 @@ def pair_products(
     for product in bar(products, desc="pair", unit="product", disable=not progress):
         asin = str(product["parent_asin"])
         counts["targets"] += 1
-        if "text" in product and not all(count_term(product["text"], t) for t in product["core_terms"]):
+        doc = document_string(product.get("title"), product["text"]) if "text" in product else None
+        if doc is not None and not all(count_term(doc, t) for t in product["core_terms"]):
             counts["fail_core_term_not_in_document"] += 1
             continue
         pool = list(candidates.get(asin) or [])

@@ -25,10 +25,11 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pqb.builders.publish.layout import DATA_DIR, SHARD, config_path, published_configs
+from pqb.builders.publish.layout import DATA_DIR, SHARD_GLOB, config_path, published_configs
 from pqb.builders.workdir import WorkDir, library_versions
+from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_text, sha256_file
-from pqb.dataset.schema import DOMAINS, SCHEMA_VERSION, config_kind
+from pqb.dataset.schema import SCHEMA_VERSION, config_kind
 
 STAT_COLUMNS: tuple[str, ...] = (
     "syntactic", "writing_error", "total", "user_profiles", "sentences", "syntactic_pairs",
@@ -78,21 +79,35 @@ def dataset_statistics(dataset_dir: Path) -> dict[str, dict[str, int]]:
     return stats
 
 
-def release_configs() -> list[str]:
-    """The locally built release configs, declared in every card so the card never depends on them."""
-    return [f"{d}-{k}" for d in DOMAINS for k in ("release", "release-corpus")]
-
-
-def _yaml_configs(configs: Sequence[str]) -> str:
+def _yaml_configs(dataset_dir: Path, configs: Sequence[str]) -> str:
+    """The card's ``configs:``: exactly the configs whose shard exists, each at its content-addressed path."""
     lines = ["configs:"]
-    for c in [*configs, *release_configs()]:
+    for c in configs:
         lines += [
             f"- config_name: {c}",
             "  data_files:",
             "  - split: test",
-            f"    path: {DATA_DIR}/{c}/{SHARD}",
+            f"    path: {config_path(dataset_dir, c).relative_to(dataset_dir).as_posix()}",
         ]
     return "\n".join(lines)
+
+
+def declare_local_configs(dataset_dir: Path) -> Path:
+    """Rewrite only the ``configs:`` block of an existing card to declare every config present, the
+    local-only ``*-release*`` ones included (``pqb-build release`` calls it after writing them).
+
+    The committed card (:func:`render_card`) declares the published configs only, so a fresh checkout
+    never lists a config without files; ``pqb-build publish`` restores it.
+    """
+    path = Path(dataset_dir) / "README.md"
+    text = path.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("\nconfigs:\n")
+    if not sep:
+        raise ValueError(f"{path} has no configs: block; rebuild the card (pqb-build publish)")
+    _, end, tail = rest.partition("\n---\n")
+    block = _yaml_configs(Path(dataset_dir), published_configs(dataset_dir))
+    atomic_write_text(path, f"{head}\n{block}{end}{tail}")
+    return path
 
 
 def _stats_table(stats: Mapping[str, Mapping[str, int]]) -> str:
@@ -365,7 +380,7 @@ def render_card(
             "- retrieval-robustness",
             "- personalization",
             "- amazon-reviews-2023",
-            _yaml_configs(configs),
+            _yaml_configs(dataset_dir, configs),
             "---",
         ]
     )
@@ -388,9 +403,16 @@ def render_card(
             "",
             "```python",
             "from datasets import load_dataset",
-            'rows = load_dataset("pqb_dataset", "video_games", split="test")',
-            'corpus = load_dataset("pqb_dataset", "video_games-corpus", split="test")',
+            f'rows = load_dataset("{settings.PQB_HUB_DATASET}", "video_games", split="test")  # from the Hub',
+            'rows = load_dataset("pqb_dataset", "video_games", split="test")  # a local folder (this checkout)',
+            'corpus = load_dataset("pqb_dataset", "video_games-corpus", split="test")  # id, title, text',
             "```",
+            "",
+            "Retrievers read each document as `title + \" \" + text` (MTEB's and BEIR's join; `text` never "
+            "repeats the title). `<domain>-corpus`, `<domain>-queries` and `<domain>-qrels` are MTEB's "
+            "retrieval layout under the subset name `<domain>`. Shard file names carry the first 16 hex "
+            "digits of their sha256, so `datasets`' cache (keyed by folder name, config and file paths) "
+            "never serves rows of another build.",
             "",
             "## Configs",
             "",
@@ -455,9 +477,10 @@ def render_card(
             "queries (`cpxjazz123/PersonalQuery-Benchmark`, `dataset/<Category>.json`) as `<d>-release` "
             "(queries only: no core terms, no corpus, edits recovered by diffing `syntax_query` against "
             "`typo_query`) and, given your own Amazon meta file, `<d>-release-corpus`. They copy "
-            "third-party data: they are built locally, never committed or pushed. The YAML above declares "
-            "them for every paper domain so that `load_dataset(..., 'video_games-release')` works once "
-            "built; in a fresh checkout their files are absent and only those configs fail to load.",
+            "third-party data: they are built locally, never committed or pushed. This card declares only "
+            "configs whose files exist; `pqb-build release` adds the release configs it wrote to the local "
+            "card's YAML (so `load_dataset('pqb_dataset', 'video_games-release')` works), and the next "
+            "`pqb-build publish` restores the published card.",
             "",
             "## Licence",
             "",

@@ -12,7 +12,7 @@ the ROWS schema so the same checks and the harness run on it:
   paper promises to preserve), so ``check`` can count edits inside them; otherwise empty.
 
 Given the domain's Amazon meta file, ``<d>-release-corpus`` holds every titled product as a document
-built by Builders I's :func:`pqb.builders.source.products.document_text`, so the queries can be evaluated.
+built by Builders I's :func:`pqb.builders.source.products.document_body`, so the queries can be evaluated.
 
 The core-term audit (:func:`core_term_audit`) answers "how many of their pairs break the 'same five
 core terms, same frequencies' promise" with two proxies, since their core terms are unknown:
@@ -102,10 +102,10 @@ def release_rows(
 
 def release_corpus(meta: Mapping[str, Mapping[str, Any]]) -> pa.Table:
     """Documents for every titled product of the meta file (Builders I's cleaning and document text)."""
-    from pqb.builders.source.products import clean_text, document_text
+    from pqb.builders.source.products import clean_text, document_body
 
     docs = [
-        {"id": asin, "title": clean_text(m.get("title")), "text": document_text(m)}
+        {"id": asin, "title": clean_text(m.get("title")), "text": document_body(m)}
         for asin, m in sorted(meta.items())
         if clean_text(m.get("title"))
     ]
@@ -183,4 +183,8 @@ def run_release(
         out["targets"] = len({r["asin"] for r in rows})
         out["meta_read"] = meta_stats
     out["core_term_audit"] = core_term_audit(rows, meta)
+    if (dataset_dir / "README.md").is_file():
+        from pqb.builders.publish.card import declare_local_configs
+
+        declare_local_configs(dataset_dir)  # local-only configs load by name; publish restores the card
     return out

@@ -2,8 +2,16 @@
 
 Layout written (one parquet file per config, split ``test``)::
 
-    pqb_dataset/README.md                                   dataset card (pqb.builders.publish.card)
-    pqb_dataset/data/<config>/test-00000-of-00001.parquet   <d>, <d>-corpus, <d>-queries, <d>-qrels, <d>-users
+    pqb_dataset/README.md                                          dataset card (pqb.builders.publish.card)
+    pqb_dataset/data/<config>/test-00000-of-00001-<sha16>.parquet  <d>, <d>-corpus, <d>-queries, <d>-qrels, <d>-users
+
+Shard names are content-addressed (``<sha16>`` = the first 16 hex digits of the file's sha256), so
+``datasets.load_dataset(<folder>, <config>)`` can never serve another build's rows: ``datasets`` keys
+its cache for a local folder on the folder's *name*, the config name and the card's ``data_files``
+paths, not on file contents, absolute paths or mtimes. Two builds with different bytes have different
+paths in the card, hence different cache keys; equal bytes share a name and a cache entry, correctly.
+(Forcing a fresh ``cache_dir`` would only protect callers who pass it; the name protects every caller,
+including those of the Hub, where old and new shards never collide either.)
 
 Every table is validated against :mod:`pqb.dataset.schema` before it is written, rows are sorted, and
 the writer is :func:`pqb.builders.workdir.write_parquet`, so equal inputs give byte-identical files.
@@ -23,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 from pqb.builders.errors import SchemaViolationError
-from pqb.builders.publish.layout import DATA_DIR, SHARD, config_path, published_configs
+from pqb.builders.publish.layout import DATA_DIR, SHARD_GLOB, SHARD_PREFIX, config_path, published_configs, shard_name
 from pqb.builders.workdir import (
     CORPUS,
     GAUSSIANS,
@@ -35,6 +43,7 @@ from pqb.builders.workdir import (
     write_parquet,
 )
 from pqb.dataset import settings
+from pqb.dataset.io import sha256_file
 from pqb.dataset.schema import (
     CONFIG_SCHEMAS,
     QRELS_SCHEMA,
@@ -43,6 +52,7 @@ from pqb.dataset.schema import (
     config_kind,
     config_name,
     count_term,
+    document_string,
     query_id,
     validate_table,
 )
@@ -77,8 +87,14 @@ def write_config(table: pa.Table, dataset_dir: Path, config: str) -> Path:
     report = validate_table(table, kind, config)
     if not report.ok:
         raise SchemaViolationError(f"refusing to publish {config}:\n{report.summary()}")
-    path = config_path(dataset_dir, config)
-    write_parquet(sort_table(table, kind), path)
+    folder = Path(dataset_dir) / DATA_DIR / config
+    written = folder / f".{SHARD_PREFIX}.parquet.new"
+    write_parquet(sort_table(table, kind), written)
+    path = folder / shard_name(written)
+    written.replace(path)
+    for stale in folder.glob("*.parquet"):  # the folder holds this config only: drop older shards
+        if stale != path:
+            stale.unlink()
     return path
 
 
@@ -244,6 +260,7 @@ def push_to_hub(
         revision=revision,
         allow_patterns=[f"{DATA_DIR}/**/*.parquet"],
         ignore_patterns=["*.py", "**/__pycache__/**", f"{DATA_DIR}/*-release*/**"],
+        delete_patterns=[f"{DATA_DIR}/**/*.parquet"],  # shards of an earlier build have other names
         commit_message=f"{commit_message} (data)",
     )
     info = api.upload_file(
@@ -316,8 +333,8 @@ def check_views(
 def check_core_term_presence(
     report: Any, config: str, rows: Sequence[Mapping[str, Any]], documents: Mapping[str, str]
 ) -> None:
-    """Every core term of a row must occur in its target's document (``count_term``: whole words, any
-    case). Counted in ``checked`` as ``core_terms`` / ``core_terms_in_document``; each miss is a
+    """Every core term of a row must occur in its target's document (the title + text string a retriever
+    reads, :func:`pqb.dataset.schema.document_string`; ``count_term``: whole words, any case). Counted in ``checked`` as ``core_terms`` / ``core_terms_in_document``; each miss is a
     ``core_term_not_in_document`` violation (the builder drops such targets before pairing)."""
     for i, r in enumerate(rows):
         doc = documents.get(str(r["asin"]), "")
@@ -384,7 +401,7 @@ def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None
     domains = sorted({config_kind(c)[0] for c in wanted})
     for c in wanted:
         if c not in present:
-            report.add(c, None, "missing_config", f"no {DATA_DIR}/{c}/{SHARD} under {dataset_dir}")
+            report.add(c, None, "missing_config", f"no {DATA_DIR}/{c}/{SHARD_GLOB} under {dataset_dir}")
     for domain in domains:
         for c in [c for c in present if config_kind(c)[0] == domain and (not configs or c in wanted)]:
             table = _read(dataset_dir, c)
@@ -418,8 +435,8 @@ def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None
                 )
                 if corpus is not None:
                     check_recoverability(report, c, rows, corpus.to_pylist())
-                    check_core_term_presence(report, c, rows, dict(zip(corpus.column("id").to_pylist(),
-                                                                        corpus.column("text").to_pylist(), strict=True)))  # fmt: skip
+                    docs = {d["id"]: document_string(d["title"], d["text"]) for d in corpus.to_pylist()}
+                    check_core_term_presence(report, c, rows, docs)
                 users = _read(dataset_dir, f"{domain}-users")
                 have = set(users.column("user_id").to_pylist()) if users is not None else set()
                 for i, r in enumerate(rows):

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pqb.builders.text import SPACE, TAG, unescape_html
-from pqb.dataset.schema import N_CORE_TERMS, count_term, words
+from pqb.dataset.schema import N_CORE_TERMS, count_term, document_string, words
 
 
 class Attribute(NamedTuple):
@@ -242,16 +242,15 @@ def _detail_lines(d: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def document_text(meta: Mapping[str, Any]) -> str:
-    """The retrieval document: ``product:``/``brand:``/``category:``/details/description/features lines.
+def document_body(meta: Mapping[str, Any]) -> str:
+    """The corpus ``text`` of a product: ``brand:``/``category:``/details/description/features lines.
 
-    Every source a core term can come from (brand, ``details``, features) is in the text, so a core
-    term is always something the target's document says (:func:`usable_attributes` checks it).
-    Empty fields are omitted.
+    The title is not repeated here: it is the corpus view's ``title`` field, and retrievers read
+    :func:`document_text` (title + " " + body), BEIR/MTEB's join. Empty fields are omitted.
     """
     title = clean_text(meta.get("title"))
     d = _details(meta)
-    lines = [f"product: {title}"] if title else []
+    lines: list[str] = []
     brand = brand_of(meta)
     if brand:
         lines.append(f"brand: {brand}")
@@ -278,6 +277,15 @@ def document_text(meta: Mapping[str, Any]) -> str:
         lines.append("features:")
         lines += [f"#{i}: {f}" for i, f in enumerate(feats, 1)]
     return "\n".join(lines)
+
+
+def document_text(meta: Mapping[str, Any]) -> str:
+    """The retrieval document as every retriever reads it: title + " " + :func:`document_body`.
+
+    Every source a core term can come from (brand, ``details``, features, title) is in it, so a core
+    term is always something the target's document says (:func:`usable_attributes` checks it).
+    """
+    return document_string(clean_text(meta.get("title")), document_body(meta))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -439,7 +447,7 @@ def product_row(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "parent_asin": meta["parent_asin"],
         "title": clean_text(meta.get("title")),
-        "text": document_text(meta),
+        "text": document_body(meta),
         "brand": brand_of(meta),
         "attributes": [{"name": a.name, "value": a.value} for a in (core or attrs[:N_CORE_TERMS])],
         "core_terms": [a.value for a in core],

@@ -26,6 +26,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "compare-paper",
     "compare",
     "score",
+    "export-beir",
 )
 """Each is the module ``pqb.harness.cli.<name>`` (``-`` read as ``_``)."""
 

@@ -89,10 +89,11 @@ def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[
     """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
     from pqb.harness.evaluation.results import sanitize_model_name
     from pqb.harness.evaluation.resume import load_previous_runs
+    from pqb.harness.evaluation.results import details_folder, model_folder
 
     if args.overwrite == "always":
         return []
-    runs = load_previous_runs(Path(args.output_path) / sanitize_model_name(system))
+    runs = load_previous_runs(model_folder(Path(args.output_path), system), details_folder(Path(args.output_path), system))
     done = sorted(
         {t for r in runs if r.path.name.startswith("results_") for t in wanted if t in r.data["results"]}
     )
@@ -163,6 +164,7 @@ def _run(args: argparse.Namespace) -> int:
     from pqb.harness.evaluation.results import (
         build_results,
         checkpoint_path,
+        lm_eval_model_fields,
         summary_table,
         timestamp,
         write_checkpoint,
@@ -173,7 +175,7 @@ def _run(args: argparse.Namespace) -> int:
 
     started, stamp = time.time(), timestamp()
     if args.bootstrap_iters == 0:
-        print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci is [null, null])",
+        print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci_lower/*_ci_upper is null)",
               file=sys.stderr)  # fmt: skip
     registry, tasks, groups = resolve_tasks(args)
     model_args = parse_model_args(args.model_args)
@@ -191,14 +193,16 @@ def _run(args: argparse.Namespace) -> int:
     reuse = {t: r.as_source() for t, r in _plan(args, keys, runs).items()}
     todo = {n: d for n, d in loaded.items() if n not in reuse}
     config = {
-        "model": system, "model_args": model_args,
+        "model": system, "model_kwargs": model_args,
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": args.device,
         "batch_size": args.batch_size, "bootstrap": bootstrap_config(args),
         "numeric_environment": numeric_environment(),
     }  # fmt: skip
 
     def results_of(output: EvaluationOutput) -> dict[str, Any]:
-        stats = {"model_info": retriever.describe(), "stats": {k: int(v) for k, v in output.stats.items()}}
+        info = retriever.describe()
+        stats = {"model_info": info, "stats": {k: int(v) for k, v in output.stats.items()},
+                 **lm_eval_model_fields(system, model_args, info)}  # fmt: skip
         return build_results(output, registry=registry, groups=groups, config={**config, **stats}, started=started,
                              finished=time.time(), resume=keys, reused=reuse)  # fmt: skip
 
@@ -230,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
         from pqb.harness.reporting.hub import push_results
 
         url = push_results(
-            path.parent, path, args.hub_results_repo, samples=[p for p in extra if p.suffix == ".jsonl"]
+            Path(args.output_path), path, args.hub_results_repo, samples=[p for p in extra if p.suffix == ".jsonl"]
         )
         print(f"pushed: {url}")
     return 0

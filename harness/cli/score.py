@@ -47,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
     from pqb.harness.errors import DataError
     from pqb.harness.evaluation.evaluator import EvaluationOutput, ScoreOptions, _finish_task, load_tasks
     from pqb.harness.evaluation.external_runs import read_runs, run_entries
-    from pqb.harness.evaluation.results import build_results, summary_table, timestamp, write_results
     from pqb.harness.evaluation.resume import resume_inputs
+    from pqb.harness.evaluation.results import (
+        build_results,
+        lm_eval_model_fields,
+        summary_table,
+        timestamp,
+        write_results,
+    )
 
     started, stamp = time.time(), timestamp()
     trec = read_runs([Path(p.strip()) for p in args.run.split(",") if p.strip()])
@@ -74,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     keys = {t: resume_inputs(d, model=name, model_settings=settings, limit=args.limit, n_boot=args.bootstrap_iters,
                              seed=args.seed, unit=args.bootstrap_unit) for t, d in loaded.items()}  # fmt: skip
     config: dict[str, Any] = {
-        "model": name, "model_args": {}, "model_info": {"name": name, "external_run": True},
+        "model": name, "model_kwargs": {}, "model_info": {"name": name, "external_run": True},
+        **lm_eval_model_fields(name, {}, {}),
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": None, "batch_size": None,
         "bootstrap": bootstrap_config(args),
         "external_run": {"files": trec.files, "missing_query": "counted as a miss: unranked, no hit, RR 0",

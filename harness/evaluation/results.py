@@ -1,8 +1,14 @@
 """The results file: build, write, load and validate (lm-eval ``EvalResults`` shape).
 
-``<output_path>/<model_sanitized>/results_<timestamp>.json`` holds one run; ``harness/evaluation/results_schema.json``
-is its JSON Schema and ``docs/results.md`` documents every key. NaN (an empty pair set) is written
-as ``null`` so the file is strict JSON. :func:`load_results` is what the leaderboard reads.
+``<output_path>/<model_sanitized>/results_<timestamp>.json`` holds one run and nothing else sits in
+that folder: per-query samples, TREC runs, qrels and checkpoints go to
+``<output_path>/details/<model_sanitized>/``, so readers of lm-eval results folders (which skip any
+folder holding a non-JSON file and read every JSON file they find) read each model folder.
+``harness/evaluation/results_schema.json`` is its JSON Schema and ``docs/results.md`` documents every key. Per-task
+entries are flat numbers (each CI as ``<metric>_ci_lower`` / ``<metric>_ci_upper``), ``config`` carries
+lm-eval's ``model_name``, ``model_name_sanitized``, ``model_sha``, ``model_revision``, ``model_dtype``
+and ``model_args`` as a ``k=v,...`` string. NaN (an empty pair set) is written as ``null`` so the file
+is strict JSON. :func:`load_results` is what the leaderboard reads.
 """
 
 from __future__ import annotations
@@ -26,8 +32,12 @@ from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
 from pqb.harness.task_registry import TaskRegistry
 
-SCHEMA_VERSION = "1.1"
-"""1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip."""
+SCHEMA_VERSION = "1.2"
+"""1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
+1.2: flat CI numbers (``<m>_ci_lower``/``<m>_ci_upper``), lm-eval model fields, details out of the model folder."""
+CI_SUFFIXES = ("_ci_lower", "_ci_upper")
+DETAILS_DIR = "details"
+"""``<output_path>/details/<model_sanitized>/``: samples, runs, qrels and checkpoints of each run."""
 RESULTS_GLOB = "results_*.json"
 CHECKPOINT_GLOB = "checkpoint_*.json"
 """A run's finished tasks so far (plus their bootstrap replicates), rewritten after each task and
@@ -49,6 +59,55 @@ REWRITE_METRICS = ("rewrite_corrected", "rewrite_clean_kept")
 def sanitize_model_name(name: str) -> str:
     """``BAAI/bge-m3`` -> ``BAAI__bge-m3`` (lm-eval's folder naming)."""
     return re.sub(r"[^A-Za-z0-9._=-]+", "__", name).strip("_") or "model"
+
+
+def model_folder(output_path: Path, model: str) -> Path:
+    """Where a model's results files live: ``<output_path>/<model_sanitized>/`` (results JSON only)."""
+    return Path(output_path) / sanitize_model_name(model)
+
+
+def details_folder(output_path: Path, model: str) -> Path:
+    """Where a model's samples, TREC runs, qrels and checkpoints live, out of its results folder."""
+    return Path(output_path) / DETAILS_DIR / sanitize_model_name(model)
+
+
+def ci_of(entry: Mapping[str, Any], metric: str) -> tuple[float | None, float | None] | None:
+    """A metric's CI from a scores entry as ``(lower, upper)``; ``None`` when the entry has none."""
+    lo, hi = (f"{metric}{s}" for s in CI_SUFFIXES)
+    if lo not in entry and hi not in entry:
+        return None
+    return entry.get(lo), entry.get(hi)
+
+
+def with_ci(metric: str, ci: Iterable[float | None]) -> dict[str, float | None]:
+    """``{<m>_ci_lower: lo, <m>_ci_upper: hi}``: the flat form a per-task entry stores a CI in."""
+    lo, hi = ci
+    return {f"{metric}_ci_lower": lo, f"{metric}_ci_upper": hi}
+
+
+def is_ci_key(key: str) -> bool:
+    return key.endswith(CI_SUFFIXES)
+
+
+def lm_eval_model_fields(model: str, model_args: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
+    """lm-eval's model identity fields for ``config`` (the Hugging Face leaderboard readers use them).
+
+    ``model_name`` is the name run (a registered model or preset: ``bm25``, ``minilm``, ``gte-base``),
+    ``model_sha`` the weights' resolved Hub commit, else their sha256, else ``""`` (lexical models have
+    no weights); ``model_revision`` the revision asked for (``main`` when none); ``model_dtype`` the
+    dtype scores were computed in (``torch.float32``...; ``none`` for models without weights);
+    ``model_args`` lm-eval's ``k=v,k=v`` string of the arguments given.
+    """
+    weights = info.get("weights") if isinstance(info.get("weights"), Mapping) else {}
+    dtype = info.get("dtype")
+    return {
+        "model_name": model,
+        "model_name_sanitized": sanitize_model_name(model),
+        "model_sha": str(weights.get("commit") or weights.get("sha256") or ""),
+        "model_revision": str(weights.get("revision") or "main"),
+        "model_dtype": f"torch.{dtype}" if dtype else "none",
+        "model_args": ",".join(f"{k}={v}" for k, v in model_args.items()),
+    }
 
 
 def timestamp() -> str:
@@ -87,7 +146,8 @@ def task_entry(o: TaskOutcome) -> dict[str, Any]:
     entry: dict[str, Any] = {"alias": o.cfg.task}
     names = [*o.cfg.metric_names(), *(m for m in REWRITE_METRICS if m in o.metrics)]
     entry.update({m: o.metrics.get(m) for m in names})
-    entry.update({f"{m}_ci": list(o.ci.get(m, (None, None))) for m in names})
+    for m in names:
+        entry.update(with_ci(m, o.ci.get(m, (None, None))))
     entry.update(o.counts)
     entry["bootstrap_unit"] = o.unit
     return entry
@@ -101,7 +161,7 @@ def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, di
             k
             for m in members
             for k, v in results[m].items()
-            if k not in {"alias", *COUNT_KEYS} and not k.endswith("_ci") and not isinstance(v, str)
+            if k not in {"alias", *COUNT_KEYS} and not is_ci_key(k) and not isinstance(v, str)
         }
     )
     for key in metric_keys:
@@ -109,10 +169,10 @@ def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, di
         vals = [v for v in vals if v is not None]
         entry[key] = float(np.mean(vals)) if vals else None
         have = [reps.get(m, {}).get(key) for m in members if key in results[m]]
-        if any(f"{key}_ci" in results[m] for m in members):
+        if any(ci_of(results[m], key) is not None for m in members):
             ok = all(h is not None and h.size for h in have)
-            entry[f"{key}_ci"] = (
-                list(percentile_ci(np.mean(np.stack(have), axis=0))) if ok and have else [None, None]
+            entry.update(
+                with_ci(key, percentile_ci(np.mean(np.stack(have), axis=0)) if ok and have else (None, None))
             )
     for key in COUNT_KEYS:
         if any(key in results[m] for m in members):
@@ -123,27 +183,24 @@ def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, di
     return entry
 
 
-def group_entry(name: str, members: list[str], results: dict, reps: dict[str, dict[str, np.ndarray]],
-                pair_types: Mapping[str, str]) -> dict:  # fmt: skip
-    """A group's scores. Tasks of one pair type: their equal-weight mean (``pair_type`` says which).
+def group_entries(name: str, members: list[str], results: dict, reps: dict[str, dict[str, np.ndarray]],
+                  pair_types: Mapping[str, str]) -> dict[str, dict]:  # fmt: skip
+    """A group's flat score entries, ``{group name: entry}``, each the equal-weight mean of tasks of one
+    pair type (``pair_type`` says which).
 
     A group whose members are of both pair types (``pqb``) is never averaged across them — Flip@K of
-    syntactic pairs and of error pairs measure different things — but reports each pair type's mean
-    side by side under ``by_pair_type``.
+    syntactic pairs and of error pairs measure different things — but gives one entry per pair type,
+    ``<group>/syntactic`` and ``<group>/error``, side by side (flat, as lm-eval's tools read groups).
     """
     by_type: dict[str, list[str]] = {}
     for m in members:
         by_type.setdefault(pair_types[m], []).append(m)
     if len(by_type) == 1:
         ((pair_type, tasks),) = by_type.items()
-        return {**_mean_entry(name, tasks, results, reps), "pair_type": pair_type}
+        return {name: {**_mean_entry(name, tasks, results, reps), "pair_type": pair_type}}
     return {
-        "alias": name,
-        "pair_type": "mixed",
-        "by_pair_type": {
-            pt: {**_mean_entry(f"{name}/{pt}", tasks, results, reps), "pair_type": pt}
-            for pt, tasks in sorted(by_type.items())
-        },
+        f"{name}/{pt}": {**_mean_entry(f"{name}/{pt}", tasks, results, reps), "pair_type": pt}
+        for pt, tasks in sorted(by_type.items())
     }
 
 
@@ -181,12 +238,20 @@ def build_results(
     for g in groups:
         members = [t for t in registry.expand(g) if t in res["results"]]
         if members:
-            res["group_subtasks"][g] = members
             types = {m: res["configs"][m]["pair_type"] for m in members}
-            res["groups"][g] = group_entry(g, members, res["results"], reps, types)
-            res["versions"][g] = registry.groups[g].metadata.get("version") if g in registry.groups else None
+            version = registry.groups[g].metadata.get("version") if g in registry.groups else None
+            for name, entry in group_entries(g, members, res["results"], reps, types).items():
+                res["groups"][name] = entry
+                res["group_subtasks"][name] = [m for m in members if types[m] == entry["pair_type"]]
+                res["versions"][name] = version
+                res["higher_is_better"][name] = {  # lm-eval states it for groups too (make_table's arrows)
+                    k: v for m in res["group_subtasks"][name] for k, v in res["higher_is_better"].get(m, {}).items()
+                }
     res.update(
         schema_version=SCHEMA_VERSION,
+        model_name=config.get("model_name"),
+        model_name_sanitized=config.get("model_name_sanitized"),
+        model_source="pqb",
         config={**config, "reused_tasks": sorted(reused)},
         git_hash=git_hash(),
         date=started,
@@ -245,10 +310,11 @@ def _copy_task(res: dict, previous: Mapping[str, Any], name: str) -> None:
 
 def write_results(results: dict[str, Any], output_path: Path, model: str, outcomes: Mapping[str, TaskOutcome] = {},
                   log_samples: bool = False, stamp: str | None = None) -> tuple[Path, list[Path]]:  # fmt: skip
-    """Write the results JSON (and samples JSONL + TREC runs when asked); returns (results file, others)."""
-    folder = Path(output_path) / sanitize_model_name(model)
+    """Write the results JSON (and samples JSONL + TREC runs + qrels when asked, under
+    :func:`details_folder`); returns (results file, others)."""
     stamp = stamp or timestamp()
-    path = folder / f"results_{stamp}.json"
+    path = model_folder(output_path, model) / f"results_{stamp}.json"
+    folder = details_folder(output_path, model)
     validate_results(results)
     atomic_write_json(path, results)
     path.chmod(0o644)  # mkstemp creates 0600; results are meant to be shared
@@ -271,7 +337,7 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
 
 
 def checkpoint_path(output_path: Path, model: str, stamp: str) -> Path:
-    return Path(output_path) / sanitize_model_name(model) / f"checkpoint_{stamp}.json"
+    return details_folder(output_path, model) / f"checkpoint_{stamp}.json"
 
 
 def write_checkpoint(
@@ -336,31 +402,20 @@ SUMMARY_COLUMNS = ("flip@10", "flip@10_ratio", "rrstd", "deg@10", "mrr_deg", "hi
                    "hit@10_error", "rewrite_corrected")  # fmt: skip
 
 
-def flat_groups(groups: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Group scores one pair type each: a mixed group (``pqb``) becomes ``pqb/syntactic`` and ``pqb/error``."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for name, entry in groups.items():
-        for pt, sub in (entry.get("by_pair_type") or {}).items():
-            out[f"{name}/{pt}"] = sub
-        if "by_pair_type" not in entry:
-            out[name] = entry
-    return out
-
-
 def _fmt(entry: Mapping[str, Any], key: str) -> str:
     v = entry.get(key)
     if v is None:
         return "—" if key in entry else ""
     text = f"{100 * v:.2f}"
-    ci = entry.get(f"{key}_ci")
-    if ci and ci[0] is not None:
+    ci = ci_of(entry, key)
+    if ci and ci[0] is not None and ci[1] is not None:
         text += f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]"
     return text
 
 
 def summary_table(results: Mapping[str, Any]) -> str:
     """Markdown table: rows = tasks then groups, columns = main metrics ×100 with 95% CIs."""
-    sections = {"results": results["results"], "groups": flat_groups(results["groups"])}
+    sections = {"results": results["results"], "groups": results["groups"]}
     cols = [c for c in SUMMARY_COLUMNS if any(c in e for sec in sections.values() for e in sec.values())]
     lines = ["| task | n pairs | " + " | ".join(cols) + " |", "|---|---:|" + "---:|" * len(cols)]
     for sec, entries in sections.items():

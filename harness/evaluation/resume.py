@@ -32,6 +32,7 @@ def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, An
                   n_boot: int | None, seed: int | None, unit: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The resume key of one task: JSON-able, compared for equality (see the module docstring)."""
     from pqb import harness
+    from pqb.harness.evaluation.results import SCHEMA_VERSION
 
     boot_n, boot_seed, boot_unit = bootstrap_settings(data.cfg, n_boot, seed, unit)
     cfg = data.cfg.to_dict()
@@ -45,6 +46,7 @@ def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, An
         "task": {k: cfg[k] for k in SHAPING_TASK_FIELDS},
         "tie_rule": {"order": "score desc, near-ties by corpus id", "rtol": TIE_RTOL},
         "harness_version": harness.__version__,
+        "results_schema": SCHEMA_VERSION,  # an entry of an older layout is recomputed, never copied
     }, sort_keys=True, default=str))  # fmt: skip
 
 
@@ -79,11 +81,12 @@ class PreviousRun:
         return {**self.data, "_path": str(self.path), "_replicates": self.replicates}
 
 
-def load_previous_runs(folder: Path) -> list[PreviousRun]:
-    """Results files and checkpoints in a model folder, newest first (timestamps sort lexically)."""
+def load_previous_runs(folder: Path, details: Path | None = None) -> list[PreviousRun]:
+    """Results files of a model folder and checkpoints of its details folder, newest first (timestamps
+    sort lexically)."""
     from pqb.harness.evaluation.results import CHECKPOINT_GLOB, RESULTS_GLOB, load_checkpoint, load_results
 
-    files = [*folder.glob(RESULTS_GLOB), *folder.glob(CHECKPOINT_GLOB)]
+    files = [*folder.glob(RESULTS_GLOB), *(details or folder).glob(CHECKPOINT_GLOB)]
     runs = []
     for f in sorted(files, key=lambda f: f.name.split("_", 1)[1], reverse=True):
         if f.name.startswith("checkpoint_"):

@@ -212,7 +212,8 @@ def model_identity(config: Mapping[str, Any], fallback: str) -> tuple[str, str |
     fusion's ``components`` are described one by one.
     """
     info = config.get("model_info") or {}
-    weights_str, stand_in = _weights_label(info, config.get("model_args"))
+    kwargs = config.get("model_kwargs", config.get("model_args"))  # schema <= 1.1: model_args was the dict
+    weights_str, stand_in = _weights_label(info, kwargs if isinstance(kwargs, Mapping) else {})
     name = str(config.get("model") or info.get("name") or fallback)
     return name, weights_str, stand_in
 
@@ -304,11 +305,12 @@ def select_newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
 
 def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float | None, float | None]]:
     for key, value in block.items():
-        if key in _NON_METRIC_KEYS or key.endswith("_ci") or isinstance(value, bool):
+        if key in _NON_METRIC_KEYS or key.endswith(("_ci", "_ci_lower", "_ci_upper")) or isinstance(value, bool):
             continue
         if not isinstance(value, int | float):
             continue
-        ci = block.get(f"{key}_ci")
+        flat = f"{key}_ci_lower" in block  # schema 1.2: flat numbers; <= 1.1: a [lower, upper] list
+        ci = (block.get(f"{key}_ci_lower"), block.get(f"{key}_ci_upper")) if flat else block.get(f"{key}_ci")
         ok = isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(c, int | float) for c in ci)
         lo, hi = (float(ci[0]), float(ci[1])) if ok else (None, None)
         yield key, float(value), lo, hi

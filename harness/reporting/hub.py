@@ -1,9 +1,12 @@
 """Publish results and the leaderboard to a Hugging Face Hub dataset repository.
 
-The layout follows lm-evaluation-harness's Hub logging, so tools that read lm-eval results repos
-read ours: one folder per model (the sanitized name the results writer uses), holding
-``results_<timestamp>.json`` and the per-sample "details" files ``samples_<task>_<timestamp>.jsonl``
-of the same run. The leaderboard (tables, parquet, plots, page) goes under ``leaderboard/``, which
+The layout follows lm-evaluation-harness's results: one folder per model (the sanitized name the
+results writer uses) holding only ``results_<timestamp>.json`` files, whose ``config`` carries
+lm-eval's ``model_name``, ``model_sha``, ``model_dtype`` and ``model_args`` string; the per-sample
+"details" files ``samples_<task>_<timestamp>.jsonl`` go to ``details/<model>/``, out of the model
+folder, because the Hugging Face Demo Leaderboard's reader skips any folder holding a non-JSON file
+(``tests/test_lm_eval_compat.py`` runs a reimplementation of that reader and lm-eval's ``make_table``
+on our files). The leaderboard (tables, parquet, plots, page) goes under ``leaderboard/``, which
 is what the Gradio Space (``leaderboard/app.py``) reads.
 
 The token is handed to ``HfApi`` and nowhere else: it is never logged, printed, written to a file or
@@ -44,10 +47,10 @@ def _validate_repo_id(repo_id: str) -> None:
 
 
 def path_in_repo(output_dir: Path, file: Path) -> str:
-    """``<model_sanitized>/<file name>`` for a file written under ``output_dir``.
+    """A file's path in the repository: its path under ``output_dir`` (the run's ``--output_path``):
+    ``<model_sanitized>/results_<ts>.json``, ``details/<model_sanitized>/samples_<task>_<ts>.jsonl``.
 
-    ``output_dir`` may be the run's ``--output_path`` (files sit one folder down) or the model
-    folder itself (what ``pqb-harness run`` passes); both give the same path in the repository.
+    ``output_dir`` may also be a model folder itself (a file directly in it keeps the folder's name).
     """
     output_dir, file = Path(output_dir).resolve(), Path(file).resolve()
     if not file.is_file():
@@ -80,8 +83,8 @@ def push_results(
     """Upload one run's results file (and its samples) to the dataset repo ``repo_id``.
 
     Creates the repository if needed (``repo_type="dataset"``, ``exist_ok=True``), then uploads
-    ``<model_sanitized>/results_<ts>.json`` and each ``<model_sanitized>/samples_<task>_<ts>.jsonl``
-    (lm-eval's layout). Returns the URL of the results-file commit, or of the repository when the
+    ``<model_sanitized>/results_<ts>.json`` and each ``details/<model_sanitized>/samples_<task>_<ts>.jsonl``
+    (see the module docstring for why the samples are not beside the results). Returns the URL of the results-file commit, or of the repository when the
     Hub client does not report one. Called by ``pqb-harness run --hub_results_repo``.
     """
     _validate_repo_id(repo_id)

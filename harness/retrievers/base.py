@@ -28,6 +28,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pqb.dataset.schema import document_string
+
 
 @dataclass(frozen=True)
 class Corpus:
@@ -55,6 +57,25 @@ class Corpus:
     def index_of(self) -> dict[str, int]:
         """``{document id: corpus index}``, built once per corpus (targets are looked up per chunk)."""
         return {doc_id: i for i, doc_id in enumerate(self.ids)}
+
+    def documents(self, field: str = "title+text") -> list[str]:
+        """The string a retriever reads per document, in corpus order (see :data:`DOCUMENT_FIELDS`).
+
+        ``title+text`` is :func:`pqb.dataset.schema.document_string`, MTEB's and BEIR's join
+        (``title + " " + text``), so PQB and MTEB score identical documents. No global truncation:
+        each model truncates with its own tokenizer limit.
+        """
+        if field == "title+text":
+            return [document_string(t, x) for t, x in zip(self.titles, self.texts, strict=True)]
+        if field == "title":
+            return [t or "" for t in self.titles]
+        if field == "text":
+            return [x or "" for x in self.texts]
+        raise ValueError(f"field must be one of {', '.join(DOCUMENT_FIELDS)}, got {field!r}")
+
+
+DOCUMENT_FIELDS: tuple[str, ...] = ("title+text", "text", "title")
+"""What a retriever's ``field`` model arg may name: the BEIR/MTEB join (default), the body or the title."""
 
 
 def content_fingerprint(ids: Sequence[str], titles: Sequence[str], texts: Sequence[str]) -> str:

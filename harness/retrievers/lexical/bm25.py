@@ -17,8 +17,7 @@ Variants:
   one-byte document lengths and ``BM25Similarity`` in float32 (:class:`.inverted_index.LuceneWeights`);
   target ranks identical to ``bm25-pyserini`` (bench/bench_bm25.py, tests/test_retrievers_pyserini.py).
   Stems with Lucene's Porter unless ``stemmer=none``; ``method`` and ``token_pattern`` do not apply. With
-  ``field=text`` it indexes the string ``bm25-pyserini`` indexes (``document_strings``: the text, with the
-  title prepended when the text lacks it).
+  the default field it indexes the string ``bm25-pyserini`` indexes (:meth:`Corpus.documents`).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ import numpy as np
 from pqb.dataset.io import stable_hash
 from pqb.harness.registry import register_model
 from pqb.harness.retrievers.base import (
+    DOCUMENT_FIELDS,
     MAX_SCORE_CELLS,
     ArgRule,
     Corpus,
@@ -76,7 +76,7 @@ def _stemmer(name: str):
 
 @register_model("bm25")
 class BM25Retriever(Retriever):
-    """Lexical BM25 over the corpus ``text`` field (which begins with ``product: <title>``).
+    """Lexical BM25 over each document's ``title + " " + text`` (MTEB/BEIR's document string).
 
     Args:
         variant: ``bm25s`` (default, the paper's library) or ``lucene`` (Anserini-exact).
@@ -86,7 +86,7 @@ class BM25Retriever(Retriever):
         stemmer: ``"none"`` (paper; the default of ``bm25s``) or a PyStemmer algorithm, e.g. ``"english"``;
             with ``variant=lucene``: ``porter`` (default, Lucene's) or ``none``.
         token_pattern: regex for tokens; ``lower``: lower-case before tokenizing (bm25s only).
-        field: which corpus field to index: ``text`` (default), ``title`` or ``title+text``.
+        field: the document string indexed: ``title+text`` (default, MTEB/BEIR's join), ``text`` or ``title``.
         chunk_size: queries per ``score_blocks`` block at most (the block also stays under
             ``MAX_SCORE_CELLS`` cells).
         threads: ranking threads (default 2); results are identical for any number (each query is
@@ -101,7 +101,7 @@ class BM25Retriever(Retriever):
         "b": unit_interval,
         "method": one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
         "stemmer": _stemmer_rule,
-        "field": one_of("text", "title", "title+text"),
+        "field": one_of(*DOCUMENT_FIELDS),
         "chunk_size": positive_int,
         "threads": positive_int,
     }
@@ -115,14 +115,14 @@ class BM25Retriever(Retriever):
         stemmer: str | None = None,
         token_pattern: str = DEFAULT_TOKEN_PATTERN,
         lower: bool = True,
-        field: str = "text",
+        field: str = "title+text",
         chunk_size: int = 512,
         variant: str = "bm25s",
         threads: int = 2,
     ) -> None:
         super().__init__()
-        if field not in {"text", "title", "title+text"}:
-            raise ValueError(f"field must be 'text', 'title' or 'title+text', got {field!r}")
+        if field not in DOCUMENT_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(DOCUMENT_FIELDS)}, got {field!r}")
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
         self.variant = variant
@@ -174,15 +174,8 @@ class BM25Retriever(Retriever):
                 "engine_format": inverted_index.FORMAT}  # fmt: skip
 
     def _doc_texts(self, corpus: Corpus) -> Sequence[str]:
-        if self.variant == "lucene" and self.field == "text":  # exactly what bm25-pyserini indexes
-            from pqb.harness.retrievers.neural.encoding import document_strings
-
-            return document_strings(corpus)
-        if self.field == "title":
-            return corpus.titles
-        if self.field == "title+text":
-            return [f"{t}\n{x}" for t, x in zip(corpus.titles, corpus.texts, strict=True)]
-        return corpus.texts
+        """The document strings indexed; with the default field, exactly what ``bm25-pyserini`` indexes."""
+        return corpus.documents(self.field)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:

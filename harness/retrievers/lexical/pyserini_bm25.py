@@ -48,7 +48,6 @@ from pqb.harness.retrievers.base import (
     tie_tolerance,
     unit_interval,
 )
-from pqb.harness.retrievers.neural.encoding import document_strings
 
 
 def _pyserini_version() -> str:
@@ -150,7 +149,7 @@ class PyseriniBM25Retriever(Retriever):
 
                 shutil.rmtree(tmp)
             indexer = LuceneIndexer(args=self._index_args(tmp), threads=self.threads)
-            for doc_id, text in zip(corpus.ids, document_strings(corpus), strict=True):
+            for doc_id, text in zip(corpus.ids, corpus.documents(), strict=True):
                 indexer.add_doc_dict({"id": doc_id, "contents": text})
             indexer.close()
             if index_dir.exists():

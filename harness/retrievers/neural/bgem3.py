@@ -36,7 +36,6 @@ from pqb.harness.retrievers.neural.encoding import (
     ArrayCache,
     NeuralRetriever,
     as_optional_int,
-    document_strings,
     length_sorted_batches,
     load_csr,
     load_or_explain,
@@ -291,7 +290,7 @@ class BGEM3Retriever(NeuralRetriever):
             self._load_cache(cache)
             self.stats["index_cache_hits"] += 1
             return
-        texts = document_strings(corpus)
+        texts = corpus.documents(self.field)
         enc = self.encode(texts, max_length=self.max_length, desc=f"BGE-M3 docs ({self.device})")
         self.stats["docs_encoded"] += len(texts)
         arrays: dict[str, np.ndarray] = {}

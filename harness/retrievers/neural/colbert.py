@@ -33,7 +33,6 @@ from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
 from pqb.harness.retrievers.base import ArgRule, Corpus, SearchResult, positive, positive_int
 from pqb.harness.retrievers.neural.encoding import (
     NeuralRetriever,
-    document_strings,
     length_sorted_batches,
     load_or_explain,
     maxsim_scores,
@@ -237,7 +236,7 @@ class ColBERTRetriever(NeuralRetriever):
 
             self.first_stage = create_retriever(self.first_stage_name)
             self.first_stage.index(corpus, cache_dir=cache_dir)
-            self._doc_strings = document_strings(corpus)
+            self._doc_strings = corpus.documents(self.field)
             self.stats["index_cache_hits"] += int(self.first_stage.stats.get("index_cache_hits", 0))
             return
         cache = self._cache_for(corpus, cache_dir, self._doc_settings())
@@ -245,7 +244,7 @@ class ColBERTRetriever(NeuralRetriever):
             self.tokens, self.offsets = cache.load("tokens", "offsets")
             self.stats["index_cache_hits"] += 1
             return
-        texts = document_strings(corpus)
+        texts = corpus.documents(self.field)
         per_doc = self.encode(texts, query=False, desc=f"ColBERT docs ({self.device})")
         self.stats["docs_encoded"] += len(texts)
         self.tokens, self.offsets = pack_token_vectors(per_doc, dim)

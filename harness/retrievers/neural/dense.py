@@ -27,7 +27,6 @@ from pqb.harness.retrievers.neural.encoding import (
     NeuralRetriever,
     as_bool,
     as_optional_int,
-    document_strings,
     load_or_explain,
 )
 
@@ -151,7 +150,7 @@ class DenseRetriever(NeuralRetriever):
             (self.doc_embeddings,) = cache.load("doc_embeddings")
             self.stats["index_cache_hits"] += 1
         else:
-            docs = document_strings(corpus)
+            docs = corpus.documents(self.field)
             self.doc_embeddings = self._encode(
                 docs, prompt=self.doc_prompt, prompt_name=self.doc_prompt_name, docs=True
             )

@@ -142,22 +142,6 @@ def progress(iterable: Iterable[Any], *, desc: str, total: int | None = None, di
     return bar(iterable, desc=desc, total=total, disable=disable, leave=False, dynamic_ncols=True)
 
 
-def document_strings(corpus: Corpus) -> list[str]:
-    """The string each model encodes per document: the corpus ``text``, with the title prepended if absent.
-
-    PQB's document text starts with ``product: <title>`` (docs/design.md §13), so usually this is
-    exactly ``text``; the title is added only for corpora whose text omits it. No global truncation:
-    each model truncates with its own tokenizer limit.
-    """
-    out = []
-    for title, text in zip(corpus.titles, corpus.texts, strict=True):
-        text = text or ""
-        if title and title not in text:
-            text = f"{title}\n{text}" if text else title
-        out.append(text)
-    return out
-
-
 # -- weights identity --------------------------------------------------------------------------------
 def is_local(pretrained: str | os.PathLike[str]) -> bool:
     return Path(pretrained).expanduser().exists()
@@ -379,10 +363,12 @@ def resolve_pretrained(pretrained: str) -> tuple[str, dict[str, Any]]:
 
 # -- common base for neural retrievers ---------------------------------------------------------------
 from pqb.harness.retrievers.base import (  # noqa: E402  (light: numpy only)
+    DOCUMENT_FIELDS,
     ArgRule,
     Retriever,
     SearchResult,
     non_negative,
+    one_of,
     positive_int,
     positive_int_or,
 )
@@ -400,16 +386,20 @@ class NeuralRetriever(Retriever):
         stand_in_for: the paper checkpoint this model replaces, if it is a stand-in (recorded, never hidden).
         multi_gpu: ``auto`` (all visible GPUs for corpora ≥ 10k docs), ``true`` or ``false``.
         show_progress: tqdm bars while encoding.
+        field: the document string encoded (:data:`~pqb.harness.retrievers.base.DOCUMENT_FIELDS`):
+            ``title+text`` (default, MTEB/BEIR's ``title + " " + text``), ``text`` or ``title``.
     """
 
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
         "batch_size": positive_int_or("auto"),
+        "field": one_of(*DOCUMENT_FIELDS),
     }
 
     def __init__(
         self,
         *,
         pretrained: str,
+        field: str = "title+text",
         revision: str | None = None,
         device: str | None = None,
         batch_size: int | str = "auto",
@@ -422,6 +412,7 @@ class NeuralRetriever(Retriever):
         self.dtype_name = str(dtype)
         super().__init__(**kwargs)
         self.pretrained_arg = str(pretrained)
+        self.field = str(field)
         self.pretrained, self._package_info = resolve_pretrained(str(pretrained))
         self.revision = None if revision in (None, "", "None") else str(revision)
         self.device = device  # resolved (and the dtype with it) by the property setter below
@@ -472,7 +463,8 @@ class NeuralRetriever(Retriever):
 
     def _cache_for(self, corpus: Corpus, cache_dir: Path | None, doc_settings: dict[str, Any]) -> ArrayCache:
         """Cache keyed by (retriever name, weights identity, corpus fingerprint, doc-side settings)."""
-        key = {"weights": self.weights_identity, "corpus": corpus.fingerprint, "n_docs": len(corpus)}
+        key = {"weights": self.weights_identity, "corpus": corpus.fingerprint, "n_docs": len(corpus),
+               "field": self.field}  # fmt: skip
         return ArrayCache(cache_dir, self.name, {**key, **doc_settings})
 
     def settings(self) -> dict[str, Any]:
@@ -484,13 +476,14 @@ class NeuralRetriever(Retriever):
             "name": self.name,
             "weights": self.weights,
             "device": self.device,
+            "field": self.field,
             **self.settings(),
             "stats": dict(self.stats),  # written after the run: docs_encoded == 0 shows a cache hit
         }
 
     def cache_settings(self) -> dict[str, Any]:
         """Stable before and after loading: weights identity + settings (not device, not load details)."""
-        return {"name": self.name, "weights": self.weights_identity, **self.settings()}
+        return {"name": self.name, "weights": self.weights_identity, "field": self.field, **self.settings()}
 
 
 def cached_hub_commit(repo_id: str, revision: str | None) -> str | None:
@@ -583,7 +576,7 @@ class FirstStageReranker(NeuralRetriever):
         first.index(corpus, cache_dir=cache_dir)
         self._load()
         self.corpus = corpus
-        self._doc_strings = document_strings(corpus)
+        self._doc_strings = corpus.documents(self.field)
         self.stats["index_cache_hits"] = int(first.stats.get("index_cache_hits", 0))
 
     def _doc_for_prompt(self, i: int) -> str:

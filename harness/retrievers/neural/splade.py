@@ -21,7 +21,6 @@ import numpy as np
 from pqb.harness.retrievers.base import ArgRule, Corpus, positive_int
 from pqb.harness.retrievers.neural.encoding import (
     NeuralRetriever,
-    document_strings,
     length_sorted_batches,
     load_csr,
     load_or_explain,
@@ -138,7 +137,7 @@ class SpladeRetriever(NeuralRetriever):
             docs = load_csr(cache, "docs")
             self.stats["index_cache_hits"] += 1
         else:
-            texts = document_strings(corpus)
+            texts = corpus.documents(self.field)
             docs = self.encode(texts, max_length=self.doc_max_length, desc="SPLADE docs")
             self.stats["docs_encoded"] += len(texts)
             cache.save(save_csr(cache, "docs", docs), {"n_docs": len(texts), "nnz": int(docs.nnz)})

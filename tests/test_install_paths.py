@@ -1,0 +1,92 @@
+"""Offline and install paths: every missing dataset, model extra or env var is one line naming the fix;
+the ``evaluate`` module loads by folder path; the Space shows CIs and n."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from pqb.harness.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    return lines[0]
+
+
+def test_no_local_dataset_and_no_hub_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    from pqb.dataset import settings
+
+    monkeypatch.setattr(settings, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    code = main(["run", "--model", "bm25", "--tasks", "pqb", "--dataset_path", "pqb-benchmark/pqb",
+                 "--output_path", str(tmp_path), "--no-progress"])  # fmt: skip
+    line = _one_error_line(capsys)
+    assert (
+        code == 1 and "not found in" not in line
+    )  # was: config 'video_games' not found in 'pqb-benchmark/pqb'
+    assert "'pqb-benchmark/pqb' is not a local folder and the Hub is offline" in line
+    assert "pqb-build" in line and "--dataset_path" in line
+
+
+def test_a_missing_extra_is_one_line_before_any_work(tmp_path: Path, monkeypatch, capsys) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
+    )
+    code = main(
+        ["run", "--model", "minilm", "--tasks", "pqb", "--output_path", str(tmp_path), "--no-progress"]
+    )
+    line = _one_error_line(capsys)
+    assert code != 0 and "model 'minilm' needs the Python package 'torch'" in line
+    assert 'pip install "pqb[neural]"' in line
+
+
+def test_evaluate_module_loads_by_folder_and_by_file() -> None:
+    import evaluate
+
+    from pqb.harness.integrations.evaluate_metric import PQB_ROBUSTNESS_PATH
+
+    by_file = evaluate.load(PQB_ROBUSTNESS_PATH).compute(predictions=[1, 5], references=[2, 30])
+    by_folder = evaluate.load(str(Path(PQB_ROBUSTNESS_PATH).parent)).compute(
+        predictions=[1, 5], references=[2, 30]
+    )
+    assert by_folder == by_file and by_file["flip@10"] == 0.5 and by_file["n_pairs"] == 2
+
+
+@pytest.fixture(scope="module")
+def app():
+    spec = importlib.util.spec_from_file_location("pqb_space_app_paths", ROOT / "leaderboard" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_space_without_its_env_vars_is_one_line(app, monkeypatch) -> None:
+    monkeypatch.delenv("PQB_LEADERBOARD_PARQUET", raising=False)
+    monkeypatch.delenv("PQB_RESULTS_REPO", raising=False)
+    monkeypatch.setattr(app, "__file__", str(ROOT / "no_such_folder" / "app.py"))
+    with pytest.raises(app.LeaderboardNotFoundError) as exc:
+        app.load_leaderboard()
+    msg = str(exc.value)
+    assert "\n" not in msg and "PQB_LEADERBOARD_PARQUET" in msg and "pqb-harness leaderboard" in msg
+
+
+def test_space_table_shows_cis_and_n(app, tmp_path: Path) -> None:
+    from pqb.harness.reporting.leaderboard import write_leaderboard
+
+    write_leaderboard([Path(__file__).parent / "data" / "leaderboard" / "results"], tmp_path, plots=False,
+                      html=False, paper=False)  # fmt: skip
+    frame = app.load_leaderboard(tmp_path / "leaderboard.parquet")
+    table = app.summary_table(frame, "error", "video_games").set_index("model")
+    row = frame[
+        (frame.model == "bm25") & (frame.task == "pqb_error_video_games") & (frame.metric == "deg@10")
+    ].iloc[0]
+    assert table.loc["bm25", "deg@10 CI"] == f"[{100 * row.ci_low:.2f}, {100 * row.ci_high:.2f}]"
+    assert table.loc["bm25", "n"] == row.n and row.n > 0
+    assert list(table.columns[:4]) == ["stand_in_for", "n", "deg@1", "deg@1 CI"]
