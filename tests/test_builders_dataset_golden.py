@@ -26,17 +26,17 @@ ROWS = {
         "can anyone recommend a Classic characters GT Interactive item in the Video Game style that has a rating "
         "of Everyone and comes with Hilarious locales?",
         "can anyone recommend a Classic characters GT Interactive item in the Video Game style that has a rating "
-        "of Everyone and comes with Hilarious locales?".replace("Video Game", "Video Gaem"),
+        "of Everyone and comes with Hilarious locales?".replace("Video Game", "Video Gamo"),
         ["GT Interactive", "Video Game", "Everyone", "Classic characters", "Hilarious locales"]),
     101: ("video_games:B089LYVJC9:u_be28ac6cd5eca88b",
           "Looking for something featuring Ergonomic, colored Black and from EXtremeRate. It would be great if it "
           "runs on Nintendo Switch - Any in the Gamepad style?",
-          "Looking for something featuring Ergonomic, colored Blaxck and from EXtremeRate. It would be great if it "
+          "Looking for something featuring Ergonomic, colored Blacs and from EXtremeRate. It would be great if it "
           "runs on Nintendo Switch - Any in the Gamepad style?",
           ["EXtremeRate", "Black", "Nintendo Switch", "Gamepad", "Ergonomic"]),
     169: ("video_games:B0BF99KPZG:u_f0cf3b78a3125a20",
           "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kind?",
-          "Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kitnd?",
+          "Recomhmend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick kind?",
           ["ArVin", "Green&Blue", "PC", "Bluetooth", "Joystick"]),
 }  # fmt: skip
 
@@ -57,11 +57,9 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issue 12: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [("Game", "Gaem", "core_term"), ("Classic", "Classiic", "core_term"), ("Everyone", "Everhone", "core_term")],
-    101: [("Black", "Blaxck", "core_term"), ("Gamepad", "Gaepad", "core_term"),
-          ("featuring", "feauring", "content_word")],
-    169: [("kind", "kitnd", "content_word"), ("Joystick", "Jostick", "core_term"),
-          ("Recommend", "Recommennd", "content_word")],
+    0: [("Game", "Gamo", "core_term"), ("Classic", "Classsic", "core_term"), ("characters", "characterrs", "core_term")],
+    101: [("Black", "Blacs", "core_term"), ("style", "styke", "content_word"), ("Gamepad", "Gamepa", "core_term")],
+    169: [("Recommend", "Recomhmend", "content_word"), ("Joystick", "Joyrstick", "core_term"), ("kind", "kynd", "content_word")],
 }  # fmt: skip
 
 
@@ -85,7 +83,11 @@ def test_pinned_corpus_document() -> None:
     docs = {d["id"]: d for d in pq.read_table(config_path(DS, "video_games-corpus")).to_pylist()}
     doc = docs["1625040598"]
     assert doc["title"].startswith("Beautiful Holy Death Rosary With Prayer Book")
-    assert doc["text"].split("\n")[:3] == ["brand: splins", "category: Video Games / PlayStation 4", "type of item: Gift"]
+    assert doc["text"].split("\n")[:3] == [
+        "brand: splins",
+        "category: Video Games / PlayStation 4",
+        "type of item: Gift",
+    ]
     assert docs["1438011032"]["text"] == ""  # a title-only product: nothing but its title to read
     assert sum(not d["text"] for d in docs.values()) == 489
 

@@ -35,7 +35,9 @@ def test_scores_match_bm25s_get_scores(tmp_path):
     ours = r.score(QUERIES)
     ref = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
     docs = [f"{t} {x}" for t, x in zip(c.titles, c.texts, strict=True)]  # MTEB/BEIR's document string
-    ref.index(bm25s.tokenize(docs, stopwords="en", return_ids=False, show_progress=False), show_progress=False)
+    ref.index(
+        bm25s.tokenize(docs, stopwords="en", return_ids=False, show_progress=False), show_progress=False
+    )
     for i, q in enumerate(QUERIES):
         toks = [
             t

@@ -118,11 +118,19 @@ def test_end_to_end_metrics_schema_samples(dataset, tmp_path):
 
     samples = [
         json.loads(x)
-        for x in next((path.parent.parent / "details" / path.parent.name).glob("samples_pqb_error_video_games_*.jsonl")).read_text().splitlines()
+        for x in next(
+            (path.parent.parent / "details" / path.parent.name).glob("samples_pqb_error_video_games_*.jsonl")
+        )
+        .read_text()
+        .splitlines()
     ]
     assert len(samples) == 12 and {s["side"] for s in samples} == {"clean", "error"}
     assert [s["rank"] for s in samples[:6]] == clean
-    trec = next((path.parent.parent / "details" / path.parent.name).glob("run_pqb_error_video_games_*.trec")).read_text().splitlines()
+    trec = (
+        next((path.parent.parent / "details" / path.parent.name).glob("run_pqb_error_video_games_*.trec"))
+        .read_text()
+        .splitlines()
+    )
     assert trec[0].split()[1] == "Q0" and len(trec) == 12 * min(100, 36)
 
 
@@ -187,7 +195,11 @@ def test_evaluate_module_agrees(dataset, tmp_path):
     res, path = run_cli(dataset, tmp_path, "--log_samples")
     samples = [
         json.loads(x)
-        for x in next((path.parent.parent / "details" / path.parent.name).glob("samples_pqb_error_video_games_*.jsonl")).read_text().splitlines()
+        for x in next(
+            (path.parent.parent / "details" / path.parent.name).glob("samples_pqb_error_video_games_*.jsonl")
+        )
+        .read_text()
+        .splitlines()
     ]
     r = [math.inf if s["rank"] is None else s["rank"] for s in samples]
     got = evaluate.load(PQB_ROBUSTNESS_PATH).compute(predictions=r[:6], references=r[6:], pair_type="error")

@@ -60,7 +60,9 @@ def test_macro_variant_rrstd_is_the_std_over_all_queries_of_each_asin(tmp_path) 
     ]
     rrs = defaultdict(list)
     for line in (
-        next((out / "details" / "bm25").glob("samples_macro_syntactic_video_games_*.jsonl")).read_text().splitlines()
+        next((out / "details" / "bm25").glob("samples_macro_syntactic_video_games_*.jsonl"))
+        .read_text()
+        .splitlines()
     ):
         rec = json.loads(line)
         rrs[rec["target"]].append(rec["rr"])

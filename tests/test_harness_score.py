@@ -41,7 +41,11 @@ def test_round_trip_gives_identical_metrics(harness_run, tmp_path, task):
     assert got == want  # every metric and CI, bit for bit
     assert scored["results"][task]["n_queries_missing_from_run"] == 0
     assert scored["config"]["external_run"]["missing_query"].startswith("counted as a miss")
-    qrels = ((path.parent.parent / "details" / path.parent.name) / f"qrels_{task}_{stamp}.txt").read_text().splitlines()
+    qrels = (
+        ((path.parent.parent / "details" / path.parent.name) / f"qrels_{task}_{stamp}.txt")
+        .read_text()
+        .splitlines()
+    )
     assert len(qrels) == original["results"][task]["n_queries"]
     assert all(q.split()[1] == "0" and q.split()[3] == "1" and len(q.split()) == 4 for q in qrels)
 
@@ -49,7 +53,11 @@ def test_round_trip_gives_identical_metrics(harness_run, tmp_path, task):
 def test_missing_query_counts_as_a_miss(harness_run, tmp_path):
     ds, path = harness_run
     stamp = path.name.removeprefix("results_").removesuffix(".json")
-    lines = ((path.parent.parent / "details" / path.parent.name) / f"run_pqb_error_video_games_{stamp}.trec").read_text().splitlines()
+    lines = (
+        ((path.parent.parent / "details" / path.parent.name) / f"run_pqb_error_video_games_{stamp}.trec")
+        .read_text()
+        .splitlines()
+    )
     clean = [line for line in lines if "_error " not in line]
     error = [line.replace("_error ", " ", 1) for line in lines if "_error " in line]  # plain row ids
     dropped = error[0].split()[0]

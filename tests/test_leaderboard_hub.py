@@ -63,7 +63,9 @@ def run_dir(tmp_path: Path) -> tuple[Path, Path, Path]:
     model.mkdir(parents=True)
     result = model / "results_2026-01-12T10-00-00.000000.json"
     result.write_text("{}")
-    details = tmp_path / "results" / "details" / "BAAI__bge-m3"  # the writer's layout: out of the model folder
+    details = (
+        tmp_path / "results" / "details" / "BAAI__bge-m3"
+    )  # the writer's layout: out of the model folder
     details.mkdir(parents=True)
     samples = details / "samples_pqb_error_video_games_2026-01-12T10-00-00.000000.jsonl"
     samples.write_text("{}\n")

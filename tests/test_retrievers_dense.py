@@ -40,7 +40,9 @@ def test_score_rows_are_full_in_corpus_order_and_equal_cosines(minilm):
     assert scores.shape == (2, 3) and scores.dtype == np.float32
     st = SentenceTransformer(minilm.pretrained, device="cpu")
     q = st.encode(QUERIES, normalize_embeddings=True)
-    d = st.encode([f"{t} {x}" for t, x in zip(CORPUS.titles, CORPUS.texts, strict=True)], normalize_embeddings=True)
+    d = st.encode(
+        [f"{t} {x}" for t, x in zip(CORPUS.titles, CORPUS.texts, strict=True)], normalize_embeddings=True
+    )
     np.testing.assert_allclose(scores, q @ d.T, atol=1e-5)
     assert scores[0].argmax() == 0 and scores[1].argmax() == 2
 

@@ -60,7 +60,9 @@ def test_length_sorted_batches_cover_every_index_once_longest_first():
 
 def test_documents_join_title_and_text_as_mteb_and_beir_do():
     docs = CORPUS.documents()
-    assert docs == [(f"{t} {x}".strip() if t else x.strip()) for t, x in zip(CORPUS.titles, CORPUS.texts, strict=True)]
+    assert docs == [
+        (f"{t} {x}".strip() if t else x.strip()) for t, x in zip(CORPUS.titles, CORPUS.texts, strict=True)
+    ]
     assert CORPUS.documents("text") == list(CORPUS.texts) and CORPUS.documents("title") == list(CORPUS.titles)
     with pytest.raises(ValueError, match="field must be one of title\\+text, text, title"):
         CORPUS.documents("body")

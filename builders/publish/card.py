@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pqb.builders.publish.layout import DATA_DIR, SHARD_GLOB, config_path, published_configs
+from pqb.builders.publish.layout import config_path, published_configs
 from pqb.builders.workdir import WorkDir, library_versions
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_text, sha256_file

@@ -31,7 +31,14 @@ from typing import Any
 import pyarrow as pa
 
 from pqb.builders.errors import SchemaViolationError
-from pqb.builders.publish.layout import DATA_DIR, SHARD_GLOB, SHARD_PREFIX, config_path, published_configs, shard_name
+from pqb.builders.publish.layout import (
+    DATA_DIR,
+    SHARD_GLOB,
+    SHARD_PREFIX,
+    config_path,
+    published_configs,
+    shard_name,
+)
 from pqb.builders.workdir import (
     CORPUS,
     GAUSSIANS,
@@ -43,7 +50,6 @@ from pqb.builders.workdir import (
     write_parquet,
 )
 from pqb.dataset import settings
-from pqb.dataset.io import sha256_file
 from pqb.dataset.schema import (
     CONFIG_SCHEMAS,
     QRELS_SCHEMA,

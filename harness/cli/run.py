@@ -87,13 +87,14 @@ def bootstrap_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[Any]:
     """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
-    from pqb.harness.evaluation.results import sanitize_model_name
-    from pqb.harness.evaluation.resume import load_previous_runs
     from pqb.harness.evaluation.results import details_folder, model_folder
+    from pqb.harness.evaluation.resume import load_previous_runs
 
     if args.overwrite == "always":
         return []
-    runs = load_previous_runs(model_folder(Path(args.output_path), system), details_folder(Path(args.output_path), system))
+    runs = load_previous_runs(
+        model_folder(Path(args.output_path), system), details_folder(Path(args.output_path), system)
+    )
     done = sorted(
         {t for r in runs if r.path.name.startswith("results_") for t in wanted if t in r.data["results"]}
     )
@@ -234,7 +235,10 @@ def _run(args: argparse.Namespace) -> int:
         from pqb.harness.reporting.hub import push_results
 
         url = push_results(
-            Path(args.output_path), path, args.hub_results_repo, samples=[p for p in extra if p.suffix == ".jsonl"]
+            Path(args.output_path),
+            path,
+            args.hub_results_repo,
+            samples=[p for p in extra if p.suffix == ".jsonl"],
         )
         print(f"pushed: {url}")
     return 0

@@ -47,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
     from pqb.harness.errors import DataError
     from pqb.harness.evaluation.evaluator import EvaluationOutput, ScoreOptions, _finish_task, load_tasks
     from pqb.harness.evaluation.external_runs import read_runs, run_entries
-    from pqb.harness.evaluation.resume import resume_inputs
     from pqb.harness.evaluation.results import (
         build_results,
         lm_eval_model_fields,
@@ -55,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         timestamp,
         write_results,
     )
+    from pqb.harness.evaluation.resume import resume_inputs
 
     started, stamp = time.time(), timestamp()
     trec = read_runs([Path(p.strip()) for p in args.run.split(",") if p.strip()])

@@ -136,7 +136,9 @@ def load_config(
     """
     import datasets
 
-    if name not in config_names(path, revision, strict=True):  # an unreachable dataset says why, not "no config"
+    if name not in config_names(
+        path, revision, strict=True
+    ):  # an unreachable dataset says why, not "no config"
         raise DatasetNotFoundError(
             f"dataset config {name!r} not found in {path!r}; build it (pqb-build all --domain ...) "
             f"or pass --dataset_path <folder or Hub id> that has it"

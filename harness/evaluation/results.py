@@ -89,7 +89,9 @@ def is_ci_key(key: str) -> bool:
     return key.endswith(CI_SUFFIXES)
 
 
-def lm_eval_model_fields(model: str, model_args: Mapping[str, Any], info: Mapping[str, Any]) -> dict[str, Any]:
+def lm_eval_model_fields(
+    model: str, model_args: Mapping[str, Any], info: Mapping[str, Any]
+) -> dict[str, Any]:
     """lm-eval's model identity fields for ``config`` (the Hugging Face leaderboard readers use them).
 
     ``model_name`` is the name run (a registered model or preset: ``bm25``, ``minilm``, ``gte-base``),
@@ -245,7 +247,9 @@ def build_results(
                 res["group_subtasks"][name] = [m for m in members if types[m] == entry["pair_type"]]
                 res["versions"][name] = version
                 res["higher_is_better"][name] = {  # lm-eval states it for groups too (make_table's arrows)
-                    k: v for m in res["group_subtasks"][name] for k, v in res["higher_is_better"].get(m, {}).items()
+                    k: v
+                    for m in res["group_subtasks"][name]
+                    for k, v in res["higher_is_better"].get(m, {}).items()
                 }
     res.update(
         schema_version=SCHEMA_VERSION,

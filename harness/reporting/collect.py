@@ -305,7 +305,11 @@ def select_newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
 
 def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float | None, float | None]]:
     for key, value in block.items():
-        if key in _NON_METRIC_KEYS or key.endswith(("_ci", "_ci_lower", "_ci_upper")) or isinstance(value, bool):
+        if (
+            key in _NON_METRIC_KEYS
+            or key.endswith(("_ci", "_ci_lower", "_ci_upper"))
+            or isinstance(value, bool)
+        ):
             continue
         if not isinstance(value, int | float):
             continue
