@@ -9,7 +9,8 @@ combinations of them, and every id, title and card line says ``LOAD TEST``:
   text layout);
 * rows: ``pairs`` syntactic pairs; each takes a target document, five spans of its title as core terms,
   and two real PQB query frames (from ``pqb_dataset/``'s built rows) whose five core terms are replaced
-  by those spans; the error query deletes one letter of a frame word (mechanism ``deletion``).
+  by those spans; the error query deletes one letter of a frame word (mechanism ``deletion``; a
+  one-edit chain, ``backoff`` since no real user's profile stands behind it).
 
 Usage::
 
@@ -40,7 +41,11 @@ def _default_meta() -> Path:
 
 DEFAULT_META = _default_meta()
 """The real product records: ``$PQB_AMAZON_DIR/meta_Video_Games.jsonl`` (the offline slice by default)."""
-DEFAULT_ROWS = ROOT / "pqb_dataset" / "data" / "video_games" / "test-00000-of-00001.parquet"
+DEFAULT_ROWS = next(
+    iter(sorted((ROOT / "pqb_dataset" / "data" / "video_games").glob("test-00000-of-00001*.parquet"))),
+    ROOT / "pqb_dataset" / "data" / "video_games" / "test-00000-of-00001.parquet",
+)
+"""The built rows shard (its name carries its content hash, see pqb.builders.publish.layout)."""
 ROWS_CONFIG = "video_games_loadtest"
 CORPUS_CONFIG = "video_games_loadtest-corpus"
 LABEL = "LOAD TEST"
@@ -85,14 +90,17 @@ def documents(n_docs: int, meta: Path, seed: int = 0) -> tuple[list[str], list[s
 
 
 def _deletion(query: str, protected: list[tuple[int, int]], rng: np.random.Generator) -> dict | None:
-    """One ``deletion`` edit inside a frame word of >= 4 letters (outside every core-term span)."""
+    """One ``deletion`` edit of a frame word of >= 4 letters (outside every core-term span), recorded
+    as PQB records edits: the whole word, its edited form and its location class."""
     words = [m for m in re.finditer(r"[A-Za-z]{4,}", query)
              if not any(a < m.end() and m.start() < b for a, b in protected)]  # fmt: skip
     if not words:
         return None
     w = words[rng.integers(len(words))]
-    at = w.start() + int(rng.integers(1, len(w.group()) - 1))
-    return {"start": at, "end": at + 1, "original": query[at], "edited": "", "mechanism": "deletion"}
+    at = int(rng.integers(1, len(w.group()) - 1))
+    edited = w.group()[:at] + w.group()[at + 1 :]
+    return {"start": w.start(), "end": w.end(), "original": w.group(), "edited": edited,
+            "mechanism": "deletion", "location": "content_word"}  # fmt: skip
 
 
 def rows(
@@ -138,7 +146,8 @@ def rows(
             out.append({
                 "id": f"{pid}:u{k}", "domain": "video_games_loadtest", "asin": doc_ids[d],
                 "user_id": f"loadtest_user_{len(out)}", "pair_id": pid, "query": q,
-                "error_query": q[: e["start"]] + q[e["end"]:], "error_edits": [e], "core_terms": core,
+                "error_query": q[: e["start"]] + e["edited"] + q[e["end"]:], "error_edits": [e],
+                "error_chain": [e], "profile_evidence": 0, "backoff": True, "core_terms": core,
                 "protected_terms": sorted(core),
                 "attributes": [{"name": f"LOAD TEST term {i + 1}", "value": t} for i, t in enumerate(core)],
                 "syntax": p["frame"]["syntax"],

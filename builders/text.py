@@ -1,4 +1,4 @@
-"""Raw text from Amazon's files: HTML unescaping and tag stripping, whitespace, the review-length cap.
+"""Raw text from Amazon's files: HTML unescaping and tag stripping, whitespace, the review-length cap, casing.
 
 Why one module: review texts (users) and product metadata (documents) both arrive HTML-escaped, often
 several times over (``&amp;amp;``), and both must be cleaned the same way; the cap is read by the
@@ -36,3 +36,12 @@ def strip_tags(text: str) -> str:
 
 def collapse_spaces(text: str) -> str:
     return SPACE.sub(" ", text).strip()
+
+
+def match_case(new: str, like: str) -> str:
+    """``new`` cased like ``like``: ALL CAPS (two letters or more), Capitalised, or as it is."""
+    if like.isupper() and len(like) > 1:
+        return new.upper()
+    if like[:1].isupper():
+        return new[:1].upper() + new[1:]
+    return new

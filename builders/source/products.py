@@ -441,7 +441,7 @@ def protected_terms(meta: Mapping[str, Any]) -> list[str]:
 
 
 def product_row(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """One ``products.parquet`` row (see :mod:`pqb.builders.stages` for the columns)."""
+    """One ``products.parquet`` row (columns: ``PRODUCTS_SCHEMA`` in :mod:`pqb.builders.workdir`)."""
     core = select_core_terms(meta)
     attrs = usable_attributes(meta)
     return {

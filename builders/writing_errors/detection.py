@@ -29,6 +29,7 @@ from pqb.builders.errors import (
     GecModelNotFoundError,
     UnknownBackendError,
 )
+from pqb.builders.text import match_case
 from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
 
@@ -595,7 +596,7 @@ class SymSpellCorrector:
             else:
                 continue
             if fix is not None and fix.lower() != t.lower():
-                out.append((tok.i, _match_case(fix, t)))
+                out.append((tok.i, match_case(fix, t)))
         return out
 
     def correct_doc(self, doc: Any) -> str:
@@ -609,14 +610,6 @@ class SymSpellCorrector:
     def correct(self, sentences: list[str]) -> list[str]:
         fixed = [fix_missing_apostrophes(s) for s in sentences]
         return [self.correct_doc(d) for d in self.nlp.tokenizer.pipe(fixed, batch_size=256)]
-
-
-def _match_case(new: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return new.upper()
-    if like[:1].isupper():
-        return new[:1].upper() + new[1:]
-    return new
 
 
 # ------------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from pqb.builders.seeds import derive_seed
+from pqb.builders.text import match_case
 from pqb.builders.workdir import CORPUS
 from pqb.builders.writing_errors.context import doc_signatures, is_function_word
 from pqb.builders.writing_errors.mechanisms import (
@@ -77,14 +78,6 @@ class InjectionResult:
 # ------------------------------------------------------------------------------------------------
 
 
-def _match_case(new: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return new.upper()
-    if like[:1].isupper():
-        return new[:1].upper() + new[1:]
-    return new
-
-
 def _positions(word: str, lo: int = 1) -> list[int]:
     """Interior letter positions (the first letter is rarely mistyped) unless the word is short."""
     return list(range(lo if len(word) >= 4 else 0, len(word)))
@@ -95,7 +88,7 @@ def apply_mechanism(word: str, mechanism: str, rng: np.random.Generator) -> str 
     low = word.lower()
     if mechanism == "homophone":
         options = sorted(HOMOPHONES.get(low, ()))
-        return _match_case(options[int(rng.integers(len(options)))], word) if options else None
+        return match_case(options[int(rng.integers(len(options)))], word) if options else None
     if len(word) < 2:
         return None
     if mechanism in ("keyboard_adjacent", "substitution"):
