@@ -7,11 +7,12 @@ import pytest
 from pqb.builders.config import UserConfig
 from pqb.builders.source.users import (
     clean_review_text,
+    count_splits,
     link_rows,
     sentence_rows,
     split_bucket,
     split_of,
-    user_rows,
+    users_from_counts,
 )
 
 
@@ -34,7 +35,9 @@ def test_user_rows_thresholds() -> None:
     cfg = UserConfig(min_sentences=3, min_profile=2, min_heldout=1)
     sents = [{"user_id": "a", "split": s} for s in ("profile", "profile", "heldout")]
     sents += [{"user_id": "b", "split": "profile"}] * 3
-    rows = {r["user_id"]: r for r in user_rows(sents, cfg)}
+    counts: dict[str, list[int]] = {}
+    count_splits(sents, counts)
+    rows = {r["user_id"]: r for r in users_from_counts(counts, cfg)}
     assert rows["a"] == {"user_id": "a", "n_sentences": 3, "n_profile": 2, "n_heldout": 1, "qualified": True}
     assert rows["b"]["qualified"] is False  # no held-out sentence
 

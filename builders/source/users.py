@@ -84,17 +84,11 @@ def count_splits(sentences: Iterable[Mapping[str, Any]], counts: dict[str, list[
         c[0 if s["split"] == "profile" else 1] += 1
 
 
-def user_rows(sentences: Iterable[Mapping[str, Any]], cfg: UserConfig = UserConfig()) -> list[dict[str, Any]]:
-    """Per-user counts and the qualification flag, sorted by ``user_id``."""
-    counts: dict[str, list[int]] = {}
-    count_splits(sentences, counts)
-    return users_from_counts(counts, cfg)
-
-
 def users_from_counts(
     counts: Mapping[str, Sequence[int]], cfg: UserConfig = UserConfig()
 ) -> list[dict[str, Any]]:
-    """:func:`user_rows` from per-user ``[profile, heldout]`` counts."""
+    """Per-user counts and the qualification flag, sorted by ``user_id``, from the ``[profile, heldout]``
+    counts :func:`count_splits` accumulates chunk by chunk."""
     out = []
     for uid in sorted(counts):
         n_p, n_h = counts[uid]
