@@ -18,9 +18,6 @@ from typing import Any
 
 from pqb.harness.evaluation.pairs import PairSet, error_pairs, syntactic_pairs
 
-EFFECTIVENESS = ("hit@{k}", "mrr", "ndcg@10")
-"""Effectiveness metrics (``{k}`` over the task's K values); the paper reports MRR, Hit@10, nDCG@10."""
-
 
 @dataclass(frozen=True)
 class PairType:
@@ -58,7 +55,7 @@ class PairType:
         return f"{metric}_{side}"
 
     def effectiveness_names(self, ks: Sequence[int]) -> list[str]:
-        base = [m.format(k=k) for m in EFFECTIVENESS[:1] for k in ks] + list(EFFECTIVENESS[1:])
+        base = [*(f"hit@{k}" for k in ks), "mrr", "ndcg@10"]  # what metrics.effectiveness returns
         if not self.sides:
             return base
         return [self.side_name(m, side) for side in self.sides for m in base]
