@@ -30,6 +30,8 @@ from typing import Any
 
 from rapidfuzz.distance import DamerauLevenshtein
 
+from pqb.dataset.schema import document_string
+
 MAX_DISTANCE = 2
 AMBIGUITY_MARGIN = 2.0
 """The original's count must exceed every same-distance rival's count by this factor."""
@@ -109,5 +111,5 @@ class DomainCorrector:
 
 
 def corrector_for_corpus(rows: Iterable[dict[str, Any]]) -> DomainCorrector:
-    """The corrector of one domain from its corpus rows (``title`` and ``text``)."""
-    return DomainCorrector.from_texts(f"{r.get('title') or ''} {r.get('text') or ''}" for r in rows)
+    """The corrector of one domain from its corpus rows: every word of each document as retrievers read it."""
+    return DomainCorrector.from_texts(document_string(r.get("title"), r.get("text")) for r in rows)
