@@ -150,16 +150,59 @@ def test_empty_level_and_no_replicates():
     assert bootstrap_design(d, n_boot=10)["x"].size == 0
 
 
-def test_single_unit_replicates_bit_identical_to_the_plain_products():
-    """The reused product buffer changes no bit: replicate means equal ``(counts * v).sum(axis=1) / denom``."""
-    from pqb.harness.evaluation.bootstrap import level_replicates
-
+def single_unit_example() -> tuple[Level, np.ndarray]:
     rng = np.random.default_rng(5)
     units = rng.integers(0, 300, 5000)
     level = Level(units, {"a": rng.random(5000), "b": rng.geometric(0.2, 5000).astype(float)})
-    counts = draw_counts(np.random.default_rng(0), 300, 64)
+    return level, draw_counts(np.random.default_rng(0), 300, 64)
+
+
+def test_single_unit_replicates_are_the_exact_integer_products():
+    """The BLAS product equals the same product in exact integer arithmetic (numpy's integer matmul
+    never calls BLAS), and differs from the plain float products by less than the documented bound."""
+    from pqb.harness.evaluation.bootstrap import exact_product, fixed_point, level_replicates
+
+    level, counts = single_unit_example()
     per_unit, totals = level.unit_sums(300)
+    columns = np.column_stack([totals, *per_unit.values()])
+    ints, scale = fixed_point(columns, 300)
+    assert (np.abs(ints).max(axis=0) * 300 < 2.0**52).all() and (ints == np.rint(ints)).all()
+    integer = (counts.astype(np.int64) @ ints.astype(np.int64)).astype(np.float64) * scale
+    np.testing.assert_array_equal(exact_product(counts, ints, scale), integer)
     got = level_replicates(level, counts, 300)
     denom = (counts * totals[None, :]).sum(axis=1)
     for k, v in per_unit.items():
-        np.testing.assert_array_equal(got[k], (counts * v[None, :]).sum(axis=1) / denom)
+        bound = 300 * np.abs(v).max() * 2.0**-51  # the module docstring's bound
+        np.testing.assert_allclose(got[k], (counts * v).sum(axis=1) / denom, rtol=0, atol=bound)
+
+
+def test_non_finite_columns_are_summed_elementwise():
+    from pqb.harness.evaluation.bootstrap import exact_product, fixed_point
+
+    counts = draw_counts(np.random.default_rng(1), 4, 6)
+    columns = np.asarray([[1.0, np.inf], [2.0, 1.0], [0.5, 0.0], [1.0, 2.0]])
+    got = exact_product(counts, *fixed_point(columns, 4))
+    with np.errstate(invalid="ignore"):  # the plain reference sum
+        np.testing.assert_array_equal(got[:, 0], (counts * columns[:, 0]).sum(axis=1))
+        np.testing.assert_array_equal(got[:, 1], (counts * columns[:, 1]).sum(axis=1))
+
+
+KERNEL_SCRIPT = """
+import hashlib, sys
+sys.path.insert(0, "tests")
+import numpy as np
+from test_harness_bootstrap_clustered import single_unit_example
+from pqb.harness.evaluation.bootstrap import draw_counts, level_replicates
+level, _ = single_unit_example()
+counts = draw_counts(np.random.default_rng(0), 300, 400)
+reps = level_replicates(level, counts, 300)
+print(hashlib.sha256(b"".join(v.tobytes() for v in reps.values())).hexdigest())
+"""
+
+
+def test_replicates_identical_under_every_blas_kernel_and_thread_count():
+    from numeric_kernels import run_under, runnable_kernels
+
+    kernels = runnable_kernels(("Prescott", "Haswell", "Zen", "SkylakeX"))
+    digests = {(k, t): run_under(k, t, ["-c", KERNEL_SCRIPT]).stdout.strip() for k in kernels for t in (1, 2)}
+    assert len(kernels) >= 2 and len(set(digests.values())) == 1, digests

@@ -14,10 +14,18 @@ A replicate draws ``n_units`` units with replacement, giving each unit a count `
 observation's weight is the product of its units' counts times its base weight (1, or the authors'
 per-ASIN macro weight), and every metric is the weighted mean. All metrics of a task share one draw
 of counts per replicate ("paired": Flip@10 and MRR move together), and :mod:`pqb.harness.evaluation.compare` uses the
-same draws for both systems. Everything is elementwise products and ``numpy`` sums — no BLAS — so
-results depend only on the seed and the inputs, never on the thread count or the process; the
-replicates are also independent of the chunk size (one generator, rows drawn in order). Memory
-stays below ``MAX_CELLS`` float64 cells per array, however many replicates or observations.
+same draws for both systems.
+
+Replicates depend only on the seed and the inputs, never on the BLAS kernel, the thread count or the
+process. Two-unit levels use elementwise products and ``numpy`` sums. Single-unit levels, the common
+case, are one BLAS product ``counts @ per-unit sums``. BLAS may add in any order, so
+:func:`fixed_point` first rounds each column of per-unit sums to integers on a power-of-two grid
+chosen so that no partial sum can exceed 2**52. Every partial sum is then an exact integer, and every
+kernel and thread count gives the same bits. The rounding moves a replicate mean by at most
+``n_units * max|per-unit sum| * 2**-51`` (4e-11 at 50K units of two pairs each), far below any
+reported digit. The replicates are
+also independent of the chunk size (one generator, rows drawn in order). Memory stays below
+``MAX_CELLS`` float64 cells per array, however many replicates or observations.
 """
 
 from __future__ import annotations
@@ -83,12 +91,33 @@ class Level:
             k: np.bincount(u, weights=v * base, minlength=n_units) for k, v in self.values.items()
         }, totals
 
+    def fixed_sums(self, n_units: int) -> FixedSums:
+        """:meth:`unit_sums` as one fixed-point matrix, the base-weight totals in column 0."""
+        per_unit, totals = self.unit_sums(n_units)
+        columns = np.column_stack([totals, *per_unit.values()])
+        return FixedSums(tuple(per_unit), *fixed_point(columns, n_units))
+
     def point(self) -> dict[str, float]:
         """The estimate itself: the base-weighted mean of every metric (NaN when empty)."""
         if self.n == 0:
             return {k: float("nan") for k in self.values}
         base = np.ones(self.n) if self.base is None else self.base
         return {k: float((v * base).sum() / base.sum()) for k, v in self.values.items()}
+
+
+@dataclass(frozen=True)
+class FixedSums:
+    """Per-unit sums of a single-unit level, ready for :func:`exact_product` (see :func:`fixed_point`)."""
+
+    names: tuple[str, ...]
+    ints: np.ndarray
+    scale: np.ndarray
+
+    def means(self, counts: np.ndarray) -> dict[str, np.ndarray]:
+        """Replicate means of every metric for a chunk of unit draw ``counts``; NaN for zero weight."""
+        sums = exact_product(counts, self.ints, self.scale)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {k: sums[:, i + 1] / sums[:, 0] for i, k in enumerate(self.names)}
 
 
 @dataclass(frozen=True)
@@ -120,8 +149,39 @@ def draw_counts(rng: np.random.Generator, n_units: int, n_rep: int) -> np.ndarra
     Row r is ``bincount(rng.integers(0, n_units, n_units))`` of the r-th draw, so a chunk of rows is
     the same as drawing replicate by replicate (the slow reference loop in the tests does that)."""
     idx = rng.integers(0, n_units, size=(n_rep, n_units))
-    flat = (idx + (np.arange(n_rep, dtype=np.int64) * n_units)[:, None]).reshape(-1)
-    return np.bincount(flat, minlength=n_rep * n_units).reshape(n_rep, n_units).astype(np.float64)
+    counts = np.empty((n_rep, n_units))
+    for row, drawn in zip(counts, idx, strict=True):  # one short bincount per row: cache-sized
+        row[:] = np.bincount(drawn, minlength=n_units)
+    return counts
+
+
+def fixed_point(columns: np.ndarray, n_draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """(integer-valued float64 columns, per-column scale) with ``columns ≈ ints * scale``.
+
+    Each column's scale is the power of two that keeps ``n_draws * max|ints|`` under 2**52. A row of
+    draw counts sums to ``n_draws``, so every partial sum of ``counts @ ints`` is an integer below 2**52:
+    exact in float64 whatever order a BLAS kernel adds in. A column holding NaN or ±inf is kept as it is,
+    with scale NaN, so that :func:`exact_product` sums it elementwise instead."""
+    columns = np.asarray(columns, dtype=np.float64)
+    peak = np.abs(columns).max(axis=0, initial=0.0)
+    finite = np.isfinite(peak)
+    bound = np.where(finite & (peak > 0), n_draws * np.where(finite, peak, 1.0), 1.0)
+    scale = np.exp2(np.ceil(np.log2(bound)) - 51)
+    ints = np.where(finite[None, :], np.rint(columns / scale[None, :]), columns)
+    return ints, np.where(finite, scale, np.nan)
+
+
+def exact_product(counts: np.ndarray, ints: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``counts @ (ints * scale)``, the same bits on every BLAS kernel (see :func:`fixed_point`)."""
+    finite = np.isfinite(scale)
+    if finite.all():
+        return (counts @ ints) * scale[None, :]
+    out = np.empty((counts.shape[0], ints.shape[1]))
+    out[:, finite] = (counts @ ints[:, finite]) * scale[finite][None, :]
+    with np.errstate(invalid="ignore"):  # an undrawn unit's 0 × inf is NaN, as in a plain sum
+        for col in np.flatnonzero(~finite):
+            out[:, col] = (counts * ints[:, col][None, :]).sum(axis=1)
+    return out
 
 
 def iter_count_chunks(design: Design, n_boot: int, seed: int) -> Iterator[tuple[slice, np.ndarray]]:
@@ -144,24 +204,16 @@ def weighted_means(
 
 
 def level_replicates(level: Level, counts: np.ndarray, n_units: int,
-                     sums: tuple[dict[str, np.ndarray], np.ndarray] | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+                     sums: FixedSums | None = None) -> dict[str, np.ndarray]:  # fmt: skip
     """Replicate means of every metric of ``level`` for a chunk of unit draw ``counts``.
 
-    Single-unit levels use their per-unit sums (``sums``, from :meth:`Level.unit_sums`); two-unit
-    levels weigh each observation by the product of its units' counts."""
+    Single-unit levels use their per-unit sums (``sums``, from :meth:`Level.fixed_sums`) in one exact
+    product; two-unit levels weigh each observation by the product of its units' counts."""
     if level.n == 0:
         return {k: np.full(counts.shape[0], np.nan) for k in level.values}
     if not level.single:
         return weighted_means(level, level.weights(counts))
-    per_unit, totals = sums if sums is not None else level.unit_sums(n_units)
-    tmp = np.empty_like(counts)  # one product buffer for every metric: same values, no fresh pages
-
-    def weighted_sum(v: np.ndarray) -> np.ndarray:
-        return np.multiply(counts, v[None, :], out=tmp).sum(axis=1)
-
-    denom = weighted_sum(totals)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {k: weighted_sum(v) / denom for k, v in per_unit.items()}
+    return (sums if sums is not None else level.fixed_sums(n_units)).means(counts)
 
 
 def bootstrap_design(design: Design, *, n_boot: int = 1000, seed: int = 0) -> dict[str, np.ndarray]:
@@ -170,7 +222,7 @@ def bootstrap_design(design: Design, *, n_boot: int = 1000, seed: int = 0) -> di
     if n_boot <= 0 or design.n_units == 0:
         return {k: np.empty(0) for k in names}
     out = {k: np.empty(n_boot) for k in names}
-    sums = {n: lv.unit_sums(design.n_units) for n, lv in design.levels.items() if lv.single and lv.n}
+    sums = {n: lv.fixed_sums(design.n_units) for n, lv in design.levels.items() if lv.single and lv.n}
     for rows, counts in iter_count_chunks(design, n_boot, seed):
         for name, level in design.levels.items():
             for k, v in level_replicates(level, counts, design.n_units, sums.get(name)).items():

@@ -37,6 +37,8 @@ from pqb.harness.evaluation.bootstrap import (
     Design,
     Level,
     chunk_size,
+    exact_product,
+    fixed_point,
     iter_count_chunks,
     level_replicates,
     percentile_ci,
@@ -161,7 +163,7 @@ def _bootstrap_diffs(
     if n_boot <= 0 or da.n_units == 0:
         return {k: np.empty(0) for k in names}
     out = {k: np.full(n_boot, np.nan) for k in names}
-    sums = {(n, side): d.levels[n].unit_sums(d.n_units) for n, lv in da.levels.items() if lv.single and lv.n
+    sums = {(n, side): d.levels[n].fixed_sums(d.n_units) for n, lv in da.levels.items() if lv.single and lv.n
             for side, d in (("a", da), ("b", db))}  # fmt: skip
     for rows, counts in iter_count_chunks(da, n_boot, seed):
         ma: dict[str, np.ndarray] = {}
@@ -210,8 +212,9 @@ def _swapped_means(la: Level, lb: Level, flips: np.ndarray, n_units: int,
     if la.single:
         (sa, tot), (sb, _) = la.unit_sums(n_units), lb.unit_sums(n_units)
         total = tot.sum()
-        out_a = {k: (sa[k].sum() + (f * (sb[k] - sa[k])[None, :]).sum(axis=1)) / total for k in sa}
-        out_b = {k: (sb[k].sum() - (f * (sb[k] - sa[k])[None, :]).sum(axis=1)) / total for k in sa}
+        moved = exact_product(f, *fixed_point(np.column_stack([sb[k] - sa[k] for k in sa]), n_units))
+        out_a = {k: (sa[k].sum() + moved[:, i]) / total for i, k in enumerate(sa)}
+        out_b = {k: (sb[k].sum() - moved[:, i]) / total for i, k in enumerate(sa)}
         return out_a, out_b
     base = np.ones(la.n) if la.base is None else la.base
     s1, s2 = flips[:, la.units[:, 0]].astype(bool), flips[:, la.units[:, 1]].astype(bool)
