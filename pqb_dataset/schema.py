@@ -29,6 +29,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,7 +312,7 @@ def check_rows(
     *,
     config: str = "rows",
     require_core_terms: bool = True,
-    corpus_ids: set[str] | None = None,
+    corpus_ids: AbstractSet[str] | None = None,
 ) -> ValidationReport:
     """Check PQB's invariants on benchmark rows; every violated rule of every row is reported.
 

@@ -9,41 +9,62 @@ has one-record ASINs, so it is exempt, as it is from the core-term rules.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pqb.dataset.schema import ValidationReport, check_rows, config_kind, validate_table
 from pqb.harness.evaluation.data import column
 
 
-def check_task_dataset(
-    rows_ds: Any, rows_name: str, corpus_ds: Any | None, corpus_name: str, *, corpus_missing: str = ""
-) -> ValidationReport:
-    """Every violation of a task's rows config and its corpus (``corpus_ds=None``: not loaded).
+@dataclass(frozen=True)
+class CorpusCheck:
+    """The violations of a corpus config and its document ids (``None``: not loaded, or no ``id``).
 
-    ``corpus_missing`` (the reason the corpus could not be loaded) is reported as a violation when
-    given. Row invariants are checked only when the rows table has its schema's columns, so a
-    missing column is one clear violation instead of a ``KeyError``.
-    """
+    Computed once per corpus, so that tasks sharing a corpus neither re-validate it nor keep its
+    Arrow table alive once the :class:`Corpus` is built."""
+
+    report: ValidationReport
+    ids: frozenset[str] | None
+
+
+def check_corpus(corpus_ds: Any | None, corpus_name: str, *, missing: str = "") -> CorpusCheck:
+    """Violations of a corpus config; ``corpus_ds=None`` with a ``missing`` reason is one violation."""
+    report = ValidationReport()
+    ids = None
+    if corpus_ds is not None:
+        report.extend(validate_table(corpus_ds.data.table, "corpus", corpus_name))
+        _check_not_empty(report, corpus_ds, corpus_name)
+        if "id" in corpus_ds.column_names:
+            ids = frozenset(column(corpus_ds, "id"))
+    elif missing:
+        report.add(corpus_name, None, "missing_corpus", missing)
+    return CorpusCheck(report, ids)
+
+
+def check_rows_config(rows_ds: Any, rows_name: str, corpus: CorpusCheck) -> ValidationReport:
+    """Every violation of a task's rows config, after its corpus's (``corpus`` from :func:`check_corpus`).
+
+    Row invariants are checked only when the rows table has its schema's columns, so a missing
+    column is one clear violation instead of a ``KeyError``."""
     release = config_kind(rows_name)[1] == "release"
     report = ValidationReport()
     report.extend(validate_table(rows_ds.data.table, "release" if release else "rows", rows_name))
     _check_not_empty(report, rows_ds, rows_name)
-    corpus_ids = None
-    if corpus_ds is not None:
-        corpus_report = validate_table(corpus_ds.data.table, "corpus", corpus_name)
-        report.extend(corpus_report)
-        _check_not_empty(report, corpus_ds, corpus_name)
-        if "id" in corpus_ds.column_names:
-            corpus_ids = set(column(corpus_ds, "id"))
-    elif corpus_missing:
-        report.add(corpus_name, None, "missing_corpus", corpus_missing)
+    report.extend(corpus.report)
     if any(v.rule == "missing_column" and v.config == rows_name for v in report.violations):
         return report
     rows = rows_ds.to_list()
-    report.extend(check_rows(rows, config=rows_name, require_core_terms=not release, corpus_ids=corpus_ids))
+    report.extend(check_rows(rows, config=rows_name, require_core_terms=not release, corpus_ids=corpus.ids))
     if not release:
         _check_complete_pairs(report, rows, rows_name)
     return report
+
+
+def check_task_dataset(
+    rows_ds: Any, rows_name: str, corpus_ds: Any | None, corpus_name: str, *, corpus_missing: str = ""
+) -> ValidationReport:
+    """Every violation of a task's rows config and its corpus (``corpus_ds=None``: not loaded)."""
+    return check_rows_config(rows_ds, rows_name, check_corpus(corpus_ds, corpus_name, missing=corpus_missing))
 
 
 def _check_not_empty(report: ValidationReport, ds: Any, name: str) -> None:

@@ -2,7 +2,7 @@
 
 Flow (each step one short function)::
 
-    load_tasks          rows + corpus of every task, validated (check_task_dataset) before any
+    load_tasks          rows + corpus of every task, validated (dataset_checks) before any
                         ranking; absent configs are recorded skips, violations stop the run
     rank per task       tasks ordered by corpus: one index per (model, corpus), built lazily and
                         cached on disk; run cache first, then chunked scoring
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
@@ -32,7 +33,12 @@ from pqb.harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskCo
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
 from pqb.harness.evaluation.data import config_names, corpus_from_dataset, load_config
-from pqb.harness.evaluation.dataset_checks import check_task_dataset, violation_lines
+from pqb.harness.evaluation.dataset_checks import (
+    CorpusCheck,
+    check_corpus,
+    check_rows_config,
+    violation_lines,
+)
 from pqb.harness.evaluation.design import derive, effective_unit, task_design
 from pqb.harness.evaluation.pairs import PairSet, dosed_rows, edit_count, edit_locations, edit_mechanisms
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
@@ -91,7 +97,7 @@ def load_tasks(
 ) -> tuple[dict[str, TaskData], dict[str, str]]:
     """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
 
-    Every rows config and corpus is validated with :func:`check_task_dataset` (the ``validate``
+    Every rows config and corpus is validated with :mod:`~pqb.harness.evaluation.dataset_checks` (the ``validate``
     checks) on its full content, before ``limit`` cuts the rows; any violation in any task raises
     :class:`DatasetInvalidError` listing them all, so nothing is evaluated on broken data. A dataset
     unreachable as a whole stops the run; an absent config is a recorded skip.
@@ -113,13 +119,16 @@ def load_tasks(
             continue
         if got is not None:
             loaded[cfg.task] = _task_data(cfg, path, *got, limit=limit)
-    if not loader.report.ok:
-        rules = dict(sorted(loader.report.by_rule().items()))
+    report = loader.report
+    del loader  # the Arrow tables; then Arrow's allocator hands back the pages reading them used
+    pa.default_memory_pool().release_unused()  # (about 200 MB at 200K documents) before any index
+    if not report.ok:
+        rules = dict(sorted(report.by_rule().items()))
         raise DatasetInvalidError(
-            f"the dataset has {len(loader.report.violations)} violation(s) {rules} (listed above); nothing was "
+            f"the dataset has {len(report.violations)} violation(s) {rules} (listed above); nothing was "
             "evaluated. Rebuild it (pqb-build all --domain <domain>) or fix the files "
             "(pqb-harness validate prints the same report)",
-            details=violation_lines(loader.report),
+            details=violation_lines(report),
         )
     return loaded, skipped
 
@@ -130,8 +139,9 @@ class _CheckedLoader:
     def __init__(self) -> None:
         self.report = ValidationReport()
         self._seen: dict[tuple, tuple[list[dict[str, Any]], Corpus] | None] = {}
-        self._corpora: dict[tuple, tuple[Any, Corpus | None]] = {}
-        """(dataset, built Corpus) per (path, corpus config, revision): tasks sharing a corpus share one."""
+        self._corpora: dict[tuple, tuple[CorpusCheck, Corpus | None]] = {}
+        """(its check, the built Corpus or None when it broke a rule) per (path, corpus config,
+        revision): tasks sharing a corpus share one, and its Arrow table is released once built."""
 
     def load(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
         """(all rows, corpus), or ``None`` when the data broke a rule (recorded in ``report``)."""
@@ -140,23 +150,22 @@ class _CheckedLoader:
             self._seen[key] = self._load_checked(cfg, path)
         return self._seen[key]
 
+    def _corpus(self, cfg: TaskConfig, path: str) -> tuple[CorpusCheck, Corpus | None]:
+        key = (path, cfg.corpus, cfg.dataset_revision)
+        if key not in self._corpora:
+            corpus_ds = load_config(path, cfg.corpus, split=None, revision=cfg.dataset_revision)
+            check = check_corpus(corpus_ds, cfg.corpus)
+            self._corpora[key] = (check, corpus_from_dataset(corpus_ds) if check.report.ok else None)
+        return self._corpora[key]
+
     def _load_checked(self, cfg: TaskConfig, path: str) -> tuple[list[dict[str, Any]], Corpus] | None:
         rows_ds = load_config(path, cfg.dataset_name, split=cfg.test_split, revision=cfg.dataset_revision,
                               split_from=cfg.location("test_split"))  # fmt: skip
-        key = (path, cfg.corpus, cfg.dataset_revision)
-        if key not in self._corpora:
-            self._corpora[key] = (
-                load_config(path, cfg.corpus, split=None, revision=cfg.dataset_revision),
-                None,
-            )
-        corpus_ds, corpus = self._corpora[key]
-        report = check_task_dataset(rows_ds, cfg.dataset_name, corpus_ds, cfg.corpus)
-        if not report.ok:
+        check, corpus = self._corpus(cfg, path)
+        report = check_rows_config(rows_ds, cfg.dataset_name, check)
+        if not report.ok or corpus is None:
             self.report.violations.extend(report.violations)
             return None
-        if corpus is None:  # built once, after its columns were checked
-            corpus = corpus_from_dataset(corpus_ds)
-            self._corpora[key] = (corpus_ds, corpus)
         return rows_ds.to_list(), corpus
 
 

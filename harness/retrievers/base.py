@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,13 +65,17 @@ class Corpus:
         (``title + " " + text``), so PQB and MTEB score identical documents. No global truncation:
         each model truncates with its own tokenizer limit.
         """
+        return list(self.iter_documents(field))
+
+    def iter_documents(self, field: str = "title+text") -> Iterator[str]:
+        """:meth:`documents` one at a time, for a reader that streams (a second corpus-sized list of
+        joined strings would be the largest object of a lexical index build)."""
+        if field not in DOCUMENT_FIELDS:
+            raise ValueError(f"field must be one of {', '.join(DOCUMENT_FIELDS)}, got {field!r}")
         if field == "title+text":
-            return [document_string(t, x) for t, x in zip(self.titles, self.texts, strict=True)]
-        if field == "title":
-            return [t or "" for t in self.titles]
-        if field == "text":
-            return [x or "" for x in self.texts]
-        raise ValueError(f"field must be one of {', '.join(DOCUMENT_FIELDS)}, got {field!r}")
+            yield from map(document_string, self.titles, self.texts)
+        else:
+            yield from (s or "" for s in (self.titles if field == "title" else self.texts))
 
 
 DOCUMENT_FIELDS: tuple[str, ...] = ("title+text", "text", "title")

@@ -126,44 +126,61 @@ class _BulkAnalyzer:
     def tokenize(self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool) -> Tokenized:
         """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``.
 
-        Texts are split in batches of ``BATCH`` so that only one batch of token strings is alive."""
+        Texts are split in batches of ``BATCH`` tokens, and each batch is mapped to term ids before the
+        next is split, so only one batch of token strings and raw ids is alive. Each distinct raw token
+        is normalised once, when first seen; terms enter ``vocab`` in first-occurrence order."""
         raw_ids: dict[str, int] = {}
-        chunks: list[np.ndarray] = []
+        lut = np.empty(0, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
+        ids: list[np.ndarray] = []
+        lengths: list[np.ndarray] = []
         counts: list[int] = []
         batch: list[str] = []
-        for i, text in enumerate(texts):
+
+        def flush() -> None:
+            nonlocal lut
+            raw, new = self._raw_ids(batch, raw_ids)
+            if new:
+                lut = np.concatenate([lut, self._term_ids(new, vocab, grow)])
+            mapped = lut[raw]
+            keep = mapped != -2
+            doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+            ids.append(mapped[keep])
+            lengths.append(np.bincount(doc[keep], minlength=len(counts)))
+            batch.clear()
+            counts.clear()
+
+        for text in texts:
             toks = self.split(text or "")
             counts.append(len(toks))
             batch.extend(toks)
-            if len(batch) >= self.BATCH or i % 4096 == 4095:
-                chunks.append(self._raw_ids(batch, raw_ids))
-                batch = []
-        chunks.append(self._raw_ids(batch, raw_ids))
-        raws = list(raw_ids)
-        lut = np.empty(len(raws) + 1, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
-        for i, term in enumerate(self.terms(raws)):
-            if term is None:
-                lut[i] = -2
-            elif grow:
-                lut[i] = vocab.setdefault(term, len(vocab))
-            else:
-                lut[i] = vocab.get(term, -1)
-        mapped = lut[np.concatenate(chunks)]
-        doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-        keep = mapped != -2
-        offsets = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(np.bincount(doc[keep], minlength=len(counts)), out=offsets[1:])
-        return Tokenized(mapped[keep], offsets)
+            if len(batch) >= self.BATCH or len(counts) == 4096:
+                flush()
+        flush()
+        offsets = np.zeros(sum(map(len, lengths)) + 1, np.int64)
+        np.cumsum(np.concatenate(lengths), out=offsets[1:])
+        return Tokenized(np.concatenate(ids), offsets)
 
     BATCH = 1_000_000
 
+    def _term_ids(self, raws: list[str], vocab: dict[str, int], grow: bool) -> np.ndarray:
+        """Term id of each raw token (``-2`` = dropped, ``-1`` = outside a frozen ``vocab``)."""
+        out = np.empty(len(raws), np.int32)
+        for i, term in enumerate(self.terms(raws)):
+            if term is None:
+                out[i] = -2
+            elif grow:
+                out[i] = vocab.setdefault(term, len(vocab))
+            else:
+                out[i] = vocab.get(term, -1)
+        return out
+
     @staticmethod
-    def _raw_ids(tokens: list[str], raw_ids: dict[str, int]) -> np.ndarray:
-        """Ids of ``tokens`` in ``raw_ids`` (new ones appended), as an int32 array."""
-        for t in dict.fromkeys(tokens):
-            if t not in raw_ids:
-                raw_ids[t] = len(raw_ids)
-        return np.fromiter(map(raw_ids.__getitem__, tokens), np.int32, len(tokens))
+    def _raw_ids(tokens: list[str], raw_ids: dict[str, int]) -> tuple[np.ndarray, list[str]]:
+        """(ids of ``tokens`` in ``raw_ids`` as int32, the tokens first seen here, which are appended)."""
+        new = [t for t in dict.fromkeys(tokens) if t not in raw_ids]
+        for t in new:
+            raw_ids[t] = len(raw_ids)
+        return np.fromiter(map(raw_ids.__getitem__, tokens), np.int32, len(tokens)), new
 
 
 class RegexAnalyzer(_BulkAnalyzer):

@@ -22,7 +22,7 @@ Variants:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -173,9 +173,9 @@ class BM25Retriever(Retriever):
                 "token_pattern": self.token_pattern, "lower": self.lower,
                 "engine_format": inverted_index.FORMAT}  # fmt: skip
 
-    def _doc_texts(self, corpus: Corpus) -> Sequence[str]:
-        """The document strings indexed; with the default field, exactly what ``bm25-pyserini`` indexes."""
-        return corpus.documents(self.field)
+    def _doc_texts(self, corpus: Corpus) -> Iterable[str]:
+        """The document strings indexed, streamed; with the default field, exactly what ``bm25-pyserini`` indexes."""
+        return corpus.iter_documents(self.field)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:

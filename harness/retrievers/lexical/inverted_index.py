@@ -1,8 +1,8 @@
 """A term-major (CSC) BM25 index built with vectorised numpy, and its two weightings.
 
 The index holds, per term, the sorted documents containing it and one float32 BM25 weight per
-(term, document) for a query that names the term once. Built in one pass: (term, document) keys of every
-token are counted with ``np.unique``; no Python loop over documents.
+(term, document) for a query that names the term once. Built vectorised, block by block of documents
+(:meth:`Postings.build`); no Python loop over documents.
 
 Weightings (``weight(term, n)`` gives the weights for a term named ``n`` times in the query):
 
@@ -57,21 +57,56 @@ class Postings:
     def term_of_posting(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_terms, dtype=np.int32), self.df())
 
+    BLOCK_TOKENS = 1 << 20
+    """Tokens per block of :meth:`build`: its sort keys stay a few MB, whatever the corpus size."""
+
     @classmethod
     def build(cls, tokens: Tokenized, n_terms: int) -> Postings:
+        """Postings of ``tokens`` (``n_terms`` = vocabulary size), in two passes that stay small.
+
+        1. Blocks of whole documents: each block's (document, term) keys are sorted and counted, so
+           the (document, term, tf) triples come out document-major.
+        2. One sort by (term, document) turns them term-major, each term's documents ascending.
+        Peak memory is about 30 bytes per distinct (term, document), not per token."""
         n_docs = len(tokens)
         doc_len = tokens.lengths().astype(np.int64)
-        keys = tokens.ids.astype(np.int64) * n_docs  # (term, doc) keys, built in place
-        keys += np.repeat(np.arange(n_docs, dtype=np.int32), doc_len)
-        keys.sort()
-        first = np.concatenate(([True], keys[1:] != keys[:-1])) if len(keys) else np.zeros(0, bool)
-        starts = np.flatnonzero(first)
-        tf = np.diff(np.append(starts, len(keys)))
-        keys = keys[starts]  # distinct keys, sorted by (term, doc)
-        term = keys // max(n_docs, 1)
+        bounds = (
+            np.searchsorted(tokens.offsets, np.arange(0, tokens.offsets[-1], cls.BLOCK_TOKENS), "right") - 1
+        )
+        edges = np.unique(np.append(bounds[bounds > 0], n_docs)) if n_docs else np.zeros(0, np.int64)
+        docs, terms, tfs = [], [], []
+        first_doc = 0
+        for last_doc in edges.tolist():
+            lo, hi = tokens.offsets[first_doc], tokens.offsets[last_doc]
+            keys = np.repeat(np.arange(first_doc, last_doc, dtype=np.int64), doc_len[first_doc:last_doc])
+            keys *= n_terms
+            keys += tokens.ids[lo:hi]
+            keys.sort()
+            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+            tf = np.diff(np.append(starts, len(keys)))
+            distinct = keys[starts]
+            docs.append((distinct // max(n_terms, 1)).astype(np.int32))
+            terms.append((distinct % max(n_terms, 1)).astype(np.int32))
+            tfs.append(tf.astype(np.float32))
+            first_doc = last_doc
+        doc = np.concatenate(docs) if docs else np.zeros(0, np.int32)
+        del docs
+        term = np.concatenate(terms) if terms else np.zeros(0, np.int32)
+        del terms
+        tf_all = np.concatenate(tfs) if tfs else np.zeros(0, np.float32)
+        del tfs
         indptr = np.zeros(n_terms + 1, np.int64)
         np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])
-        return cls(indptr, (keys - term * n_docs).astype(np.int32), tf.astype(np.float32), doc_len)
+        order = term.astype(np.int64)
+        del term
+        order *= n_docs
+        order += doc
+        order = np.argsort(order)  # distinct (term, document) keys: every sort kind gives this order
+        return cls(indptr, doc[order], tf_all[order], doc_len)
+
+
+BLOCK_POSTINGS = 1 << 20
+"""Postings per block of the weight formulas: their float64 temporaries stay a few MB."""
 
 
 class Bm25sWeights:
@@ -88,13 +123,19 @@ class Bm25sWeights:
         idf[:] = values[inverse]
         avg = np.array(postings.doc_len).mean() if n_docs else np.float64(0.0)
         term = postings.term_of_posting()
-        l_d = postings.doc_len[postings.docs]
-        tfc = tfc_fn(tf_array=postings.tf, l_d=l_d, l_avg=avg, k1=k1, b=b, delta=delta)
-        w = idf[term] * tfc
+        shift = None
         if method in ("bm25l", "bm25+"):  # bm25s stores scores less the non-occurrence score
             zero = tfc_fn(tf_array=0, l_d=avg, l_avg=avg, k1=k1, b=b, delta=delta)
-            w = w - (values[inverse] * zero).astype(np.float32)[term]
-        self.w = np.asarray(w, dtype=np.float32)
+            shift = (values[inverse] * zero).astype(np.float32)
+        self.w = np.empty(len(postings.docs), np.float32)
+        for a in range(0, len(self.w), BLOCK_POSTINGS):  # elementwise: blocks change no bit
+            z = min(a + BLOCK_POSTINGS, len(self.w))
+            l_d = postings.doc_len[postings.docs[a:z]]
+            tfc = tfc_fn(tf_array=postings.tf[a:z], l_d=l_d, l_avg=avg, k1=k1, b=b, delta=delta)
+            w = idf[term[a:z]] * tfc
+            if shift is not None:
+                w = w - shift[term[a:z]]
+            self.w[a:z] = w
 
     def weight(self, postings: Postings, t: int, n: int) -> np.ndarray:
         a, z = postings.indptr[t], postings.indptr[t + 1]
