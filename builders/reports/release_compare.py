@@ -267,7 +267,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             "",
             "| statistic | "
             + " | ".join(c for c, _ in cols)
-            + (" | ours: profile P(mechanism) |" if ours else " |"),
+            + (" | ours: profile P(mechanism), P(position) |" if ours else " |"),
             "|---" * (len(cols) + 1 + bool(ours)) + "|",
         ]
         rows = [
