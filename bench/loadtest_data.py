@@ -91,7 +91,9 @@ def documents(n_docs: int, meta: Path, seed: int = 0) -> tuple[list[str], list[s
 
 def _deletion(query: str, protected: list[tuple[int, int]], rng: np.random.Generator) -> dict | None:
     """One ``deletion`` edit of a frame word of >= 4 letters (outside every core-term span), recorded
-    as PQB records edits: the whole word, its edited form and its location class."""
+    as PQB records edits: the whole word, its edited form, its location class and where in the word."""
+    from pqb.dataset.schema import edit_position
+
     words = [m for m in re.finditer(r"[A-Za-z]{4,}", query)
              if not any(a < m.end() and m.start() < b for a, b in protected)]  # fmt: skip
     if not words:
@@ -100,7 +102,8 @@ def _deletion(query: str, protected: list[tuple[int, int]], rng: np.random.Gener
     at = int(rng.integers(1, len(w.group()) - 1))
     edited = w.group()[:at] + w.group()[at + 1 :]
     return {"start": w.start(), "end": w.end(), "original": w.group(), "edited": edited,
-            "mechanism": "deletion", "location": "content_word"}  # fmt: skip
+            "mechanism": "deletion", "location": "content_word",
+            "position": edit_position(w.group(), edited)}  # fmt: skip
 
 
 def rows(

@@ -17,7 +17,7 @@ Edits: ``error_edits[i].start/end`` are character offsets into the *clean* ``que
 edits, sampled one after another from the user's process; ``error_edits`` is its prefix of the user's
 personal dose, and any prefix ``error_chain[:k]`` is a valid error query (the harness's dose tasks).
 Each edit touches one word (at most one edit per word) and records its ``location`` class
-(:data:`LOCATIONS`). ``profile_evidence`` counts the user's own recovered slips behind the row's
+(:data:`LOCATIONS`) and its ``position`` in the word (:data:`POSITIONS`, :func:`edit_position`). ``profile_evidence`` counts the user's own recovered slips behind the row's
 profile; ``backoff`` marks users below the evidence floor (their profile is mostly the population's). Core-term occurrences are counted by
 :func:`count_term` (case-insensitive, whole-word); the builders' lexical filter and the invariant
 check both use it, so "same five core terms, same frequencies" means one thing everywhere.
@@ -35,8 +35,9 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.1"
-"""1.1 (issue 12): ``error_edits[i].location``, the ordered ``error_chain``, ``profile_evidence``, ``backoff``."""
+SCHEMA_VERSION = "1.2"
+"""1.1 (issue 12): ``error_edits[i].location``, the ordered ``error_chain``, ``profile_evidence``, ``backoff``.
+1.2: ``error_edits[i].position``, where in the word the edit falls (:data:`POSITIONS`, :func:`edit_position`)."""
 
 N_CORE_TERMS = 5
 MAX_EDITS = 3
@@ -54,6 +55,8 @@ CHAR_MECHANISMS: tuple[str, ...] = (
 )
 #: Where an edit falls in the query (``error_edits[i].location``), most specific class first.
 LOCATIONS: tuple[str, ...] = ("brand", "core_term", "title_word", "content_word", "function_word")
+#: Where in the word an edit falls (``error_edits[i].position``, :func:`edit_position`).
+POSITIONS: tuple[str, ...] = ("first", "interior", "last")
 #: Words of at most this many letters are never edited (their identity is too fragile to recover).
 MIN_EDIT_LETTERS = 3
 #: Surface mechanisms: profiled, never injected.
@@ -94,6 +97,7 @@ EDIT_TYPE = pa.struct(
         ("edited", pa.string()),
         ("mechanism", pa.string()),
         ("location", pa.string()),
+        ("position", pa.string()),
     ]
 )
 ATTRIBUTE_TYPE = pa.struct([("name", pa.string()), ("value", pa.string())])
@@ -225,6 +229,31 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def edit_position(intended: str, written: str) -> str:
+    """Where in the word ``intended`` the slip that wrote ``written`` falls: ``first``, ``interior`` or ``last``.
+
+    One canonical alignment, shared by the profiles (recovered slips), the injector and the check:
+    ``p`` is the length of the common prefix (case-insensitive), then ``s`` the common suffix of what is
+    left, so the changed letters of ``intended`` are ``[p, len(intended) - s)``. ``first``: ``p == 0``, the
+    word does not start with its intended first letter (it was changed, dropped, swapped with the second,
+    or something was typed before it); ``last``: otherwise ``s == 0``, the edit touches the final letter
+    (changed, dropped, swapped with the one before, or something typed after it); ``interior``: first and
+    last letters both intact. The prefix is matched first, so a doubled first letter ("hhello") or a
+    dropped letter of a double ("aardvark" -> "ardvark") leaves the first letter correct: ``interior``.
+    Three buckets because what is known about where people slip is about the ends (the first letter is
+    rarely wrong; see docs/design.md §9), and because a user has a handful of slips, not hundreds.
+    """
+    a, b = intended.lower(), written.lower()
+    n = min(len(a), len(b))
+    p = 0
+    while p < n and a[p] == b[p]:
+        p += 1
+    s = 0
+    while s < n - p and a[-1 - s] == b[-1 - s]:
+        s += 1
+    return "first" if p == 0 else "last" if s == 0 else "interior"
+
+
 def apply_edits(query: str, edits: Sequence[Mapping[str, Any]]) -> str:
     """Apply non-overlapping edits (offsets into ``query``) and return the edited string."""
     out, pos = [], 0
@@ -320,7 +349,8 @@ def check_rows(
     5 core terms (unless ``require_core_terms`` is false, as for the authors' release), each present in
     its query, with the same frequency in both queries of a syntactic pair; ``error_edits`` reproduce
     ``error_query`` from ``query`` and are a prefix of ``error_chain``, are at most 3, use known
-    mechanisms, edit one word each and never a protected token (see :func:`_check_error_side`); targets
+    mechanisms, edit one word each and never a protected token, and record the ``position`` bucket their
+    words give (required on rows with an ``error_chain``; see :func:`_check_error_side`); targets
     are in the corpus. A typo may fall on a core term: the need stays fixed because the word stays
     recoverable, which ``pqb-build check`` verifies with the domain's corrector.
     """
@@ -378,11 +408,36 @@ def _is_protected_token(word: str) -> bool:
     return any(ch.isdigit() for ch in word) or sum(ch.isalpha() for ch in word) < MIN_EDIT_LETTERS
 
 
+def _check_position(
+    report: ValidationReport, config: str, i: int, e: Mapping[str, Any], name: str, required: bool
+) -> None:
+    """An edit's ``position`` is the bucket :func:`edit_position` gives its original and edited word;
+    ``required`` (rows with an ``error_chain``, i.e. built by PQB's injector) means it must be present."""
+    pos = e.get("position")
+    if pos is None:
+        if required:
+            report.add(config, i, "missing_position", f"{name}: edit {e['original']!r}->{e['edited']!r}")
+        return
+    report.checked["edit_positions"] += 1
+    want = edit_position(str(e["original"]), str(e["edited"]))
+    if pos != want:
+        report.add(
+            config, i, "wrong_position",
+            f"{name}: edit {e['original']!r}->{e['edited']!r} is {want!r}, recorded {pos!r}",
+        )  # fmt: skip
+
+
 def _check_edit_list(
-    report: ValidationReport, config: str, i: int, query: str, edits: list[Mapping[str, Any]], name: str
+    report: ValidationReport,
+    config: str,
+    i: int,
+    query: str,
+    edits: list[Mapping[str, Any]],
+    name: str,
+    require_position: bool = False,
 ) -> str | None:
-    """Offsets, one edit per word, protected tokens, mechanisms and locations of one edit list;
-    returns the rebuilt query (``None`` when the offsets do not apply)."""
+    """Offsets, one edit per word, protected tokens, mechanisms, locations and positions of one edit
+    list; returns the rebuilt query (``None`` when the offsets do not apply)."""
     if len(edits) > MAX_EDITS:
         report.add(config, i, "too_many_edits", f"{len(edits)} {name}, at most {MAX_EDITS}")
     try:
@@ -399,6 +454,7 @@ def _check_edit_list(
             report.add(config, i, "unknown_mechanism", f"mechanism {e.get('mechanism')!r}")
         if e.get("location") is not None and e.get("location") not in LOCATIONS:
             report.add(config, i, "unknown_location", f"location {e.get('location')!r}")
+        _check_position(report, config, i, e, name, require_position)
         if len(words(orig)) != 1 or not _WORD.fullmatch(orig):
             report.add(
                 config,
@@ -430,12 +486,12 @@ def _check_error_side(
         report.add(config, i, "error_query_unchanged", "error_query equals query")
     if not edits:
         return  # edits unknown (e.g. imported release rows are diffed later); nothing more to check
-    rebuilt = _check_edit_list(report, config, i, query, edits, "error_edits")
+    rebuilt = _check_edit_list(report, config, i, query, edits, "error_edits", bool(chain))
     if rebuilt is not None and rebuilt != err:
         report.add(config, i, "edits_do_not_reproduce", f"edits give {rebuilt!r}, error_query is {err!r}")
     if chain:
         report.checked["error_chains"] += 1
-        _check_edit_list(report, config, i, query, chain, "error_chain")
+        _check_edit_list(report, config, i, query, chain, "error_chain", True)
         key = [(int(e["start"]), str(e["edited"])) for e in edits]
         if [(int(e["start"]), str(e["edited"])) for e in chain[: len(edits)]] != key:
             report.add(config, i, "edits_not_chain_prefix", "error_edits are not a prefix of error_chain")

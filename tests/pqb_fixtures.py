@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pqb.dataset.schema import CONFIG_SCHEMAS, config_name, query_id
+from pqb.dataset.schema import CONFIG_SCHEMAS, config_name, edit_position, query_id
 
 # (id suffix, title, brand, category, extra text). "G00X" duplicates "G01" exactly: a tie that sorts first.
 _PRODUCTS: list[tuple[str, str, str, str, str]] = [
@@ -186,6 +186,7 @@ def _edits(query: str, spec: Sequence[tuple[str, str, str]]) -> tuple[str | None
                 "edited": edited,
                 "mechanism": mechanism,
                 "location": "content_word",
+                "position": edit_position(word, edited),
             }
         )
     edits.sort(key=lambda e: e["start"])

@@ -64,6 +64,10 @@ def test_run_errors_builds_profiles(tmp_path: Path) -> None:
     assert keys["mechanisms"] == {"keyboard_adjacent": 5}
     assert prof.users["u_other"]["mechanisms"] == {"transposition": 1, "deletion": 1, "homophone": 1}
     assert prof.users["u_other"]["n_surface"] == 1  # amazon -> Amazon is a case slip (profiled only)
+    # where in the word: gsme, grwat, fsst interior; controllet, lovw on the last letter
+    assert keys["positions"] == {"interior": 3, "last": 2}
+    assert prof.users["u_other"]["positions"] == {"interior": 1, "last": 2}  # realy; teh, Their
+    assert prof.glob["positions"] == {"interior": 4, "last": 4}
     # held-out sentences are never profiled ("Teh gsme" would add slips to every user)
     assert prof.users["u_clean"]["n_char"] == 0
     p = prof.mechanism_probs("u_keys")
@@ -76,6 +80,8 @@ def test_run_errors_builds_profiles(tmp_path: Path) -> None:
     edits = read_parquet(wd.path / "errors" / "edits.parquet").to_pylist()
     assert {e["original"] for e in edits if e["char_level"]} >= {"gsme", "controllet", "teh", "realy"}
     assert all(e["sig_coarse"] for e in edits)
+    assert {e["original"]: e["position"] for e in edits if e["char_level"]}["controllet"] == "last"
+    assert all(e["position"] is None for e in edits if not e["char_level"])
 
 
 def test_run_errors_is_deterministic_and_skips_when_fresh(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Error injection (pqb.builders.writing_errors.injection): chains, dose, protection, determinism,
-personalization, position sampling, gates."""
+personalization, position sampling (in the query and in the word), gates."""
 
 from __future__ import annotations
 
@@ -13,10 +13,16 @@ from hypothesis import strategies as st
 
 from pqb.builders.nlp import load_spacy
 from pqb.builders.writing_errors.context import Smoothing, add_token
-from pqb.builders.writing_errors.injection import ErrorInjector, apply_mechanism, sample_order
+from pqb.builders.writing_errors.injection import (
+    ErrorInjector,
+    apply_mechanism,
+    draw_position,
+    mechanism_variants,
+    sample_order,
+)
 from pqb.builders.writing_errors.mechanisms import classify
 from pqb.builders.writing_errors.profiles import ErrorProfiles, empty_counts
-from pqb.dataset.schema import CHAR_MECHANISMS, apply_edits, words
+from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS, apply_edits, edit_position, words
 
 SIG = {"shape": "X", "coarse": "X", "d3": "X", "d4": "X", "full": "X"}
 
@@ -192,3 +198,77 @@ def test_minilm_similarity_gate_when_installed() -> None:
     assert sim(QUERY, QUERY.replace("want", "wnat")) > 0.9 > sim(QUERY, "a recipe for banana bread")
     res = ErrorInjector(toy_profiles(), load_spacy(), similarity=sim).inject(QUERY, "keys", (), seed=3)
     assert res.reason == "ok" and res.similarity is not None and res.similarity >= 0.9
+
+
+class AcceptAll:
+    """Test stand-in for the domain corrector: every form counts as recoverable, so a test sees the
+    position sampler alone (recoverability rejects more of some buckets than others on real words)."""
+
+    def recoverable(self, original: str, edited: str) -> bool:
+        return True
+
+
+def test_operator_forms_are_grouped_by_where_the_edit_falls() -> None:
+    for mech in CHAR_MECHANISMS:
+        word = "there" if mech == "homophone" else "Controller"
+        groups = mechanism_variants(word, mech)
+        assert groups and set(groups) <= set(POSITIONS)
+        for bucket, forms in groups.items():
+            for _, form in forms:
+                assert classify(form, word) == mech and edit_position(word, form) == bucket
+    assert set(mechanism_variants("wireless", "deletion")) == set(POSITIONS)
+    assert set(mechanism_variants("wireless", "keyboard_adjacent")) == set(POSITIONS)
+    assert "first" not in mechanism_variants("wireless", "repetition")  # "wwireless" keeps its first letter
+    rng = np.random.default_rng(1)
+    for bucket in POSITIONS:
+        for _ in range(20):
+            new = apply_mechanism("wireless", "insertion", rng, bucket)
+            assert new is not None and edit_position("wireless", new) == bucket
+    assert apply_mechanism("wireless", "repetition", rng, "first") is None
+
+
+def test_injected_positions_follow_the_profiles_distribution() -> None:
+    """Seeded statistical test: where in the word the injected edits fall matches the user's shrunk
+    position distribution (chi-square, 2 degrees of freedom, critical value 13.8 at p = 0.001), and a
+    mechanism that cannot reach a bucket spreads its draws over the others in proportion."""
+    prof = toy_profiles()
+    prof.glob["positions"] = {"first": 2, "interior": 16, "last": 6}
+    prof.users["keys"]["positions"] = {"first": 10, "last": 4}
+    want = prof.position_probs("keys")
+    assert want["first"] > want["last"] > want["interior"]  # the user's own evidence outweighs the prior
+    inj = ErrorInjector(prof, load_spacy(), corrector=AcceptAll())  # type: ignore[arg-type]
+    tok = load_spacy()("wireless")[0]
+    rng = np.random.default_rng(7)
+    n = 3000
+    for mech, expected in (
+        ("deletion", want),
+        (
+            "repetition",
+            {"interior": want["interior"] / (1 - want["first"]), "last": want["last"] / (1 - want["first"])},
+        ),
+    ):
+        got = Counter()
+        for _ in range(n):
+            new, m = inj.edit_token(tok, {mech: 1.0}, rng, want)  # type: ignore[misc]
+            assert m == mech
+            got[edit_position("wireless", new)] += 1
+        chi2 = sum((got[k] - n * p) ** 2 / (n * p) for k, p in expected.items())
+        assert set(got) <= set(expected) and chi2 < 13.8, (mech, chi2, got, expected)
+    assert draw_position({"first": 1.0, "interior": 0.0, "last": 0.0}, ["interior", "last"], rng) is None
+
+
+def test_inject_records_the_position_and_follows_the_user() -> None:
+    prof = toy_profiles()
+    prof.users["keys"]["positions"] = {"first": 40}
+    prof.users["drops"]["positions"] = {"interior": 40}
+    inj = ErrorInjector(prof, load_spacy())
+    where = {u: Counter() for u in ("keys", "drops")}
+    for u in where:
+        for s in range(40):
+            for e in inj.inject(QUERY, u, (), seed=s).chain:
+                assert e["position"] == edit_position(e["original"], e["edited"])
+                where[u][e["position"]] += 1
+    share = {
+        u: c[k] / sum(c.values()) for (u, c), k in zip(where.items(), ("first", "interior"), strict=True)
+    }
+    assert share["keys"] > 0.5 and share["drops"] > 0.8, where

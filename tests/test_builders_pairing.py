@@ -108,6 +108,7 @@ class FakeInjector:
             "edited": "qeury",
             "mechanism": "transposition",
             "location": "content_word",
+            "position": "interior",
         }
         return SimpleNamespace(
             error_query=query[:i] + "qeury" + query[i + 5 :], edits=[edit], chain=[edit], reason="ok",

@@ -64,7 +64,7 @@ class FakeInjector:
     def inject(self, query: str, user_id: str, protected: list[str], seed: int, **where: Any) -> Any:
         from types import SimpleNamespace
 
-        from pqb.dataset.schema import words
+        from pqb.dataset.schema import edit_position, words
 
         banned = {w for t in protected for w in words(t)}
         import re
@@ -74,7 +74,8 @@ class FakeInjector:
                 w = m.group()
                 new = w[:2] + w[1:]
                 edit = {"start": m.start(), "end": m.end(), "original": w, "edited": new,
-                        "mechanism": "repetition", "location": "content_word"}  # fmt: skip
+                        "mechanism": "repetition", "location": "content_word",
+                        "position": edit_position(w, new)}  # fmt: skip
                 return SimpleNamespace(
                     error_query=query[: m.start()] + new + query[m.end() :], edits=[edit], chain=[edit],
                     reason="ok", profile_evidence=0, backoff=True,

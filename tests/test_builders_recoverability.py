@@ -1,4 +1,5 @@
-"""Recoverability of injected typos (issue 12) and the Dirichlet shrinkage of profiles, by hand."""
+"""Recoverability of injected typos (issue 12) and the Dirichlet shrinkage of profiles (mechanism, dose,
+position in the word), by hand."""
 
 from __future__ import annotations
 
@@ -73,3 +74,21 @@ def test_profile_mechanism_and_dose_use_the_shrinkage() -> None:
     assert d["3"] == pytest.approx((2 + 2.0 * gd["3"]) / (2 + 2.0))
     assert prof.dose_probs("stranger") == pytest.approx(gd)  # no hard fall-back: the same formula
     assert prof.evidence("u") == 0 and prof.evidence("stranger") == 0
+
+
+def test_profile_position_uses_the_shrinkage() -> None:
+    """Where in the word (first / interior / last): add-0.5 global, then Dirichlet strength 2 per user."""
+    glob = empty_counts()
+    glob["positions"] = {"first": 1, "interior": 7, "last": 2}
+    user = empty_counts()
+    user["positions"] = {"first": 3}
+    prof = ErrorProfiles(glob=glob, users={"u": user})
+    g = prof.global_position_probs()  # (n_k + 0.5) / (10 + 1.5)
+    assert g == pytest.approx({"first": 1.5 / 11.5, "interior": 7.5 / 11.5, "last": 2.5 / 11.5})
+    p = prof.position_probs("u")  # (n_k + 2 g_k) / (3 + 2)
+    assert p == pytest.approx(
+        {"first": (3 + 3 / 11.5) / 5, "interior": (15 / 11.5) / 5, "last": (5 / 11.5) / 5}
+    )
+    assert p["first"] == pytest.approx(0.6521739, abs=1e-6)  # 3.26087 / 5, written out
+    assert sum(p.values()) == pytest.approx(1.0)
+    assert prof.position_probs("stranger") == pytest.approx(g)  # no own slips: the population's

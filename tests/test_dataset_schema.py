@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pqb.dataset.schema import apply_edits, check_rows, count_term, term_spans
+import pytest
+
+from pqb.dataset.schema import apply_edits, check_rows, count_term, edit_position, term_spans
 
 
 def test_count_term_is_case_insensitive_whole_word() -> None:
@@ -57,3 +59,40 @@ def test_check_rows_reports_every_violation_of_a_row() -> None:
         ],
     )
     assert "edit_not_one_word" in check_rows([spans]).by_rule()
+
+
+@pytest.mark.parametrize(
+    ("intended", "written", "bucket"),
+    [
+        ("volume", "bolume", "first"),  # first letter replaced
+        ("volume", "olume", "first"),  # first letter dropped
+        ("volume", "ovlume", "first"),  # first two swapped
+        ("volume", "xvolume", "first"),  # a letter typed before it
+        ("volume", "vvolume", "interior"),  # a doubled first letter leaves it correct (prefix first)
+        ("aardvark", "ardvark", "interior"),  # dropping one of a double: the first letter is still right
+        ("volume", "volmue", "interior"),
+        ("pattern", "patern", "interior"),
+        ("volume", "volumr", "last"),  # last letter replaced
+        ("volume", "volum", "last"),  # last letter dropped
+        ("volume", "voluem", "last"),  # last two swapped
+        ("volume", "volumee", "last"),  # a letter typed after it
+        ("Although", "Althought", "last"),
+        ("Volume", "Bolume", "first"),  # case is ignored
+    ],
+)
+def test_edit_position_buckets_by_hand(intended: str, written: str, bucket: str) -> None:
+    assert edit_position(intended, written) == bucket
+
+
+def test_check_rows_verifies_edit_positions() -> None:
+    edit = {"start": 21, "end": 26, "original": "black", "edited": "bkack", "mechanism": "keyboard_adjacent"}
+    good = _row(error_query="I want a Sony pad in bkack", error_edits=[edit | {"position": "interior"}])
+    good["error_chain"] = good["error_edits"]
+    assert check_rows([good]).ok and check_rows([good]).checked["edit_positions"] == 2
+    wrong = _row(error_query="I want a Sony pad in bkack", error_edits=[edit | {"position": "last"}])
+    assert set(check_rows([wrong]).by_rule()) == {"wrong_position"}
+    # rows built by PQB's injector (they carry a chain) must record the position of every edit
+    missing = _row(error_query="I want a Sony pad in bkack", error_edits=[edit], error_chain=[edit])
+    assert check_rows([missing]).by_rule() == {"missing_position": 2}
+    # edits recovered by diffing (the authors' release: no chain) may leave it out
+    assert check_rows([_row(error_query="I want a Sony pad in bkack", error_edits=[edit])]).ok

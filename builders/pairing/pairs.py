@@ -196,7 +196,7 @@ def make_row(
     error_query = getattr(injection, "error_query", None) if injection is not None else None
     edits = list(getattr(injection, "edits", []) or []) if error_query is not None else []
     chain = list(getattr(injection, "chain", []) or []) if error_query is not None else []
-    keys = ("start", "end", "original", "edited", "mechanism", "location")
+    keys = ("start", "end", "original", "edited", "mechanism", "location", "position")
     return {
         "id": f"{domain}:{asin}:{sel.user}",
         "domain": domain,

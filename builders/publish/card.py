@@ -29,7 +29,7 @@ from pqb.builders.publish.layout import config_path, published_configs
 from pqb.builders.workdir import WorkDir, library_versions
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_text, sha256_file
-from pqb.dataset.schema import SCHEMA_VERSION, config_kind
+from pqb.dataset.schema import POSITIONS, SCHEMA_VERSION, config_kind
 
 STAT_COLUMNS: tuple[str, ...] = (
     "syntactic", "writing_error", "total", "user_profiles", "sentences", "syntactic_pairs",
@@ -252,7 +252,8 @@ def _audited_pairs(dataset_dir: Path, domain: str) -> str:
 
 
 def _error_section(dataset_dir: Path) -> str:
-    """Dose rule, edits-per-query histogram, location and mechanism mix, personal vs backoff, detector P/R."""
+    """Dose rule, edits-per-query histogram, location, position-in-the-word and mechanism mix, personal vs
+    backoff, detector P/R."""
     from collections import Counter
 
     from pqb.builders.reports.detector_eval import quality
@@ -262,7 +263,9 @@ def _error_section(dataset_dir: Path) -> str:
         "another from the user's own process: positions without replacement in proportion to the user's "
         "context-conditioned slip rate (word length, word class, capitalisation, syntax), mechanisms from "
         "the user's mechanism distribution (keyboard neighbours, phonetic confusions, transpositions, "
-        "repetitions, insertions, deletions). **Dose rule:** `error_query` applies the chain's first *d* "
+        "repetitions, insertions, deletions), and where in the word (first letter, interior, last letter: "
+        "`error_edits[i].position`) from the user's position distribution, shrunk toward the population's "
+        "with a Dirichlet prior of 2 pseudo-slips. **Dose rule:** `error_query` applies the chain's first *d* "
         "edits, *d* drawn from the user's own distribution of slips per slipped sentence (capped at 3), "
         "shrunk toward the population's with a Dirichlet prior of 2 pseudo-sentences; the `pqb_error3_*` "
         "tasks evaluate the first 3 edits of every chain (the authors' dose). Any word may carry a typo "
@@ -285,6 +288,8 @@ def _error_section(dataset_dir: Path) -> str:
         loc = Counter(e.get("location") or "unknown" for r in rows for e in r.get("error_edits") or [])
         loc3 = Counter(e.get("location") or "unknown" for r in rows for e in r.get("error_chain") or [])
         mech = Counter(e.get("mechanism") for r in rows for e in r.get("error_edits") or [])
+        pos = Counter(e.get("position") or "unknown" for r in rows for e in r.get("error_edits") or [])
+        pos3 = Counter(e.get("position") or "unknown" for r in rows for e in r.get("error_chain") or [])
         backoff = sum(bool(r.get("backoff")) for r in rows)
         n_e, n_3 = sum(loc.values()), sum(loc3.values())
         lines += [
@@ -299,6 +304,13 @@ def _error_section(dataset_dir: Path) -> str:
             *(
                 f"| {k} | {100 * loc.get(k, 0) / max(n_e, 1):.1f} | {100 * loc3.get(k, 0) / max(n_3, 1):.1f} |"
                 for k in sorted(set(loc) | set(loc3))
+            ),
+            "",
+            "| position in the word | personal dose % | 3-edit chain % |",
+            "|---|---|---|",
+            *(
+                f"| {k} | {100 * pos.get(k, 0) / max(n_e, 1):.1f} | {100 * pos3.get(k, 0) / max(n_3, 1):.1f} |"
+                for k in [*POSITIONS, *sorted((set(pos) | set(pos3)) - set(POSITIONS))]
             ),
             "",
             "Mechanisms (personal dose): " + ", ".join(f"{m} {n}" for m, n in sorted(mech.items())) + ".",

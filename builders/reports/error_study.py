@@ -5,17 +5,20 @@ The paper's validation table (docs/design.md §14; the definitions are the paper
 * **Texts**: each profiled user's HELD-OUT sentences (never used to build profiles), 4-40 words,
   at most ``max_texts`` per user (seeded choice). They play the role of clean queries.
 * **Conditions** — how the typos are sampled for user ``u``:
-  ``personalized`` (u's context rates and mechanism distribution), ``global`` (the pooled model),
-  ``uniform`` (the global slip rate for every token, uniform over mechanisms),
+  ``personalized`` (u's context rates, mechanism and position-in-the-word distributions), ``global``
+  (the pooled model), ``uniform`` (the global slip rate for every token, uniform over mechanisms and
+  over positions in the word),
   ``character-random`` (global slip rate, a random letter inserted / deleted / replaced), and
   ``wrong-user`` (the profile of another user, drawn per ``u``). The injector is the production one
   (same eligibility, at least one edit, at most 3), without the semantic gate (this study is about the
   edit distribution; the gate only filters).
 * **Attribution**: every candidate user ``w`` scores a typo query by the log-likelihood of its edits
   under w's profile and the injector's process (issue 12): ``log P_w(dose) + Σ_k [log r_w(i_k) -
-  log(Σ_eligible r_w - Σ_{j<k} r_w(i_j)) + log P_w(mechanism_k)]``, the probability of drawing the
-  edited positions in chain order without replacement in proportion to w's rates; mechanisms outside
-  the injectable set get a shared floor probability. (Positions skipped because no recoverable edit
+  log(Σ_eligible r_w - Σ_{j<k} r_w(i_j)) + log P_w(mechanism_k) + log P_w(place_k)]``, the probability of
+  drawing the edited positions in chain order without replacement in proportion to w's rates, then each
+  edit's mechanism and where in the word it falls (first / interior / last letter); mechanisms outside
+  the injectable set get a shared floor probability. (The place term ignores the injector's restriction
+  to the buckets a mechanism can reach in a word: an approximation shared by every candidate.) (Positions skipped because no recoverable edit
   existed are ignored: an approximation shared by every candidate.)
 * **Metrics** (ties broken uniformly at random, in expectation): *Top-1* and *MRR* rank the true user
   by the summed score of all of their typo queries; *single-query Top-1* ranks by one query.
@@ -40,7 +43,7 @@ from pqb.builders.writing_errors.injection import ErrorInjector
 from pqb.builders.writing_errors.profiles import ErrorProfiles
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import CHAR_MECHANISMS
+from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +162,10 @@ def run_error_study(
     gdose = profiles.global_dose_probs()
     dose_col = {d: i for i, d in enumerate(gdose)}
     logD = np.log(np.array([[profiles.dose_probs(w)[d] for d in gdose] for w in users]))
+    pos_col = {k: i for i, k in enumerate(POSITIONS)}
+    logP = np.log(np.array([[profiles.position_probs(w)[k] for k in POSITIONS] for w in users]))
+    gpos = profiles.global_position_probs()
+    upos = dict.fromkeys(POSITIONS, 1 / len(POSITIONS))
     rng_wrong = np.random.default_rng(derive_seed(seed, "wrong-user"))
     wrong = {u: users[(col[u] + 1 + int(rng_wrong.integers(len(users) - 1))) % len(users)] for u in users}
 
@@ -175,8 +182,12 @@ def run_error_study(
             else:
                 rates = np.full(b - a, p0)
                 probs = uniform if cond == "uniform" else None
-            dprobs = profiles.dose_probs(src) if cond in ("personalized", "wrong-user") else gdose
-            res = inj.inject_with(doc, rates, probs, [], derive_seed(seed, cond, u, q), dose_probs=dprobs)
+            personal = cond in ("personalized", "wrong-user")
+            dprobs = profiles.dose_probs(src) if personal else gdose
+            pprobs = profiles.position_probs(src) if personal else upos if cond == "uniform" else gpos
+            res = inj.inject_with(
+                doc, rates, probs, [], derive_seed(seed, cond, u, q), dose_probs=dprobs, pos_probs=pprobs
+            )
             if res.error_query is None:
                 failed += 1
                 continue
@@ -191,6 +202,7 @@ def run_error_study(
                 s = s + np.log(np.maximum(Rq[i], 1e-12)) - np.log(np.maximum(left, 1e-12))
                 left = left - Rq[i]
                 s = s + logM[:, mech_col.get(e["mechanism"], len(CHAR_MECHANISMS))]
+                s = s + logP[:, pos_col[e["position"]]]
             scores.append(s)
             truth.append(col[u])
         results[cond] = _metrics(

@@ -32,7 +32,14 @@ from pqb.builders.writing_errors.mechanisms import OTHER, diff_edits, edit_touch
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import CHAR_MECHANISMS, MECHANISMS, domain_from_category, words
+from pqb.dataset.schema import (
+    CHAR_MECHANISMS,
+    MECHANISMS,
+    POSITIONS,
+    domain_from_category,
+    edit_position,
+    words,
+)
 
 ALL_LABELS = (*MECHANISMS, OTHER)
 
@@ -71,6 +78,7 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
 
     mech: Counter[str] = Counter()
     where: Counter[str] = Counter()
+    place: Counter[str] = Counter()
     per_query: Counter[int] = Counter()
     n_edits = inside = inside_exact = n_exact = far = 0
     for query, edits, core, exact in pairs:
@@ -78,6 +86,8 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
         for e in edits:
             n_edits += 1
             mech[e["mechanism"]] += 1
+            if e["mechanism"] in CHAR_MECHANISMS:  # one word on each side: where in the word it falls
+                place[edit_position(str(e["original"]), str(e["edited"]))] += 1
             hit = edit_touches(e, query, core)
             inside += hit
             # one rule for both sides (the release has no parse): core proxy / spaCy stop word / other
@@ -97,6 +107,7 @@ def edit_stats(pairs: Iterable[tuple[str, list[dict[str, Any]], set[str], bool]]
         "mechanism_counts": {m: mech.get(m, 0) for m in ALL_LABELS},
         "mechanism_share": {m: mech.get(m, 0) / n_edits if n_edits else 0.0 for m in ALL_LABELS},
         "location_share": {k: v / n_edits for k, v in sorted(where.items())} if n_edits else {},
+        "position_share": {k: place.get(k, 0) / max(sum(place.values()), 1) for k in POSITIONS},
         "edits_touching_core": inside,
         "core_share": inside / n_edits if n_edits else 0.0,
         "edits_with_exact_core_terms": n_exact,
@@ -182,6 +193,7 @@ def our_injector_stats(
     return {
         "profiles_backend": profiles.meta.get("backend"),
         "profile_mechanism_probs": {m: gp.get(m, 0.0) for m in CHAR_MECHANISMS},
+        "profile_position_probs": profiles.global_position_probs(),
         "profile_char_edits": int(profiles.glob["n_char"]),
         "sampled_queries": len(pick),
         "failed": dict(failed),
@@ -255,7 +267,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             "",
             "| statistic | "
             + " | ".join(c for c, _ in cols)
-            + (" | ours: profile P(mechanism) |" if ours else " |"),
+            + (" | ours: profile P(mechanism), P(position) |" if ours else " |"),
             "|---" * (len(cols) + 1 + bool(ours)) + "|",
         ]
         rows = [
@@ -287,6 +299,15 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                     f"location: {loc} %",
                     [_pct(st.get("location_share", {}).get(loc, 0.0)) for _, st in cols],
                     "",
+                )
+            )
+        for k in POSITIONS:
+            prof = _pct(ours["profile_position_probs"].get(k)) if ours else ""
+            rows.append(
+                (
+                    f"position in the word: {k} % (char-level edits)",
+                    [_pct(s["position_share"][k]) for _, s in cols],
+                    prof,
                 )
             )
         for m in ALL_LABELS:

@@ -59,7 +59,10 @@ class Smoothing:
     several hundred tokens before their own rate moves far from the global one. ``context_tokens``
     (κ_c) and ``global_context_tokens`` (κ_g) pull each context toward its coarser parent.
     ``mechanism_edits`` (α) is the Dirichlet strength pulling a user's mechanism distribution toward
-    the global one, and ``global_mechanism_edits`` (β) the add-β prior on the global distribution.
+    the global one, and ``global_mechanism_edits`` (β) the add-β prior on the global distribution (the
+    same β smooths the global dose and position distributions). ``position_edits`` is the Dirichlet
+    strength pulling a user's distribution of where in the word they slip (first letter / interior / last
+    letter, ``schema.POSITIONS``) toward the population's: 2 pseudo-slips, as for mechanisms.
     ``max_rate`` caps any context rate (a guard against tiny denominators). ``dose_sentences`` is the
     Dirichlet strength pulling a user's slips-per-slipped-sentence histogram (the personal dose) toward the
     population's: 2 pseudo-sentences, so a user with 2 slipped sentences is half their own evidence.
@@ -72,6 +75,7 @@ class Smoothing:
     global_mechanism_edits: float = 0.5
     max_rate: float = 0.5
     dose_sentences: float = 2.0
+    position_edits: float = 2.0
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)

@@ -14,10 +14,12 @@ recognises every word, not because the words that matter are left untouched (doc
 * **Where**: positions are drawn one after another *without replacement*, each with probability
   proportional to the user's context-conditioned slip rate (:meth:`ErrorProfiles.rate`: word shape,
   word class, syntax), so the edits go where this user slips (:func:`sample_order`).
-* **How**: each edit's mechanism is drawn from the user's Dirichlet-shrunk mechanism distribution and
-  applied with its operator (keyboard neighbours; phonetic confusions for substitutions); the result is
-  re-classified and must give the same mechanism back; a token whose draws all fail (not recoverable)
-  is skipped and the next position is drawn.
+* **How**: each edit's mechanism is drawn from the user's Dirichlet-shrunk mechanism distribution,
+  then where in the word (first letter / interior / last letter) from the user's Dirichlet-shrunk
+  position distribution (restricted to what the mechanism can reach in this word), and applied with its
+  operator there (keyboard neighbours; phonetic confusions for substitutions; every form re-classifies
+  to its mechanism); a token whose draws all fail (not recoverable) is skipped and the next position
+  in the query is drawn. Each edit records its ``position`` bucket.
 * **How many**: the row stores the whole ordered chain of up to ``max_edits`` (3) edits. The personal
   dose (drawn from the user's shrunk distribution of slips per slipped sentence) is a prefix of it and
   gives ``error_query``; the harness can evaluate any fixed prefix (the 3-edit tasks).
@@ -50,7 +52,16 @@ from pqb.builders.writing_errors.mechanisms import (
 )
 from pqb.builders.writing_errors.profiles import ErrorProfiles
 from pqb.builders.writing_errors.recoverability import DomainCorrector
-from pqb.dataset.schema import CHAR_MECHANISMS, MAX_EDITS, MIN_EDIT_LETTERS, apply_edits, term_spans, words
+from pqb.dataset.schema import (
+    CHAR_MECHANISMS,
+    MAX_EDITS,
+    MIN_EDIT_LETTERS,
+    POSITIONS,
+    apply_edits,
+    edit_position,
+    term_spans,
+    words,
+)
 
 log = logging.getLogger(__name__)
 
@@ -78,54 +89,84 @@ class InjectionResult:
 # ------------------------------------------------------------------------------------------------
 
 
-def _positions(word: str, lo: int = 1) -> list[int]:
-    """Interior letter positions (the first letter is rarely mistyped) unless the word is short."""
-    return list(range(lo if len(word) >= 4 else 0, len(word)))
+@functools.lru_cache(maxsize=65536)
+def mechanism_variants(word: str, mechanism: str) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Every written form one mechanism's operator makes of ``word``, grouped by where in the word the
+    edit falls (``schema.POSITIONS``, by :func:`pqb.dataset.schema.edit_position`), as ``(site, form)`` in
+    a fixed order. The site is the letter the operator works at (for insertions the gap before it).
 
-
-def apply_mechanism(word: str, mechanism: str, rng: np.random.Generator) -> str | None:
-    """Apply one mechanism's operator to ``word``; ``None`` when it cannot apply to this word."""
-    low = word.lower()
+    Operators: ``keyboard_adjacent`` replaces a letter by a QWERTY neighbour; ``substitution`` by a
+    sound-alike letter that is not a neighbour (``PHONETIC_CONFUSIONS``); ``transposition`` swaps two
+    different adjacent letters; ``repetition`` doubles a letter; ``insertion`` types a letter that is not
+    one of the gap's neighbours; ``deletion`` drops a letter (words of 3+ letters); ``homophone`` writes a
+    listed homophone. Every site of the word is open: where the user slips (first letter, interior, last
+    letter) is the profile's to say, not the operator's. Only forms that :func:`classify` gives back as
+    ``mechanism`` are kept (doubling a doubled letter is a repetition, not an insertion)."""
+    low, n = word.lower(), len(word)
+    out: list[tuple[int, str]] = []
     if mechanism == "homophone":
-        options = sorted(HOMOPHONES.get(low, ()))
-        return match_case(options[int(rng.integers(len(options)))], word) if options else None
-    if len(word) < 2:
-        return None
-    if mechanism in ("keyboard_adjacent", "substitution"):
-
-        def pool_of(c: str) -> list[str]:
+        out = [(0, match_case(h, word)) for h in sorted(HOMOPHONES.get(low, ()))]
+    elif n < 2:
+        pass
+    elif mechanism in ("keyboard_adjacent", "substitution"):
+        for i, c in enumerate(low):
             near = {x for x in QWERTY_NEIGHBOURS.get(c, ()) if x.isalpha()}
-            if mechanism == "keyboard_adjacent":
-                return sorted(near)
-            return sorted(PHONETIC_CONFUSIONS.get(c, frozenset()) - near)  # sound-alike, not a neighbour
+            pool = (
+                near if mechanism == "keyboard_adjacent" else PHONETIC_CONFUSIONS.get(c, frozenset()) - near
+            )
+            out += [
+                (i, word[:i] + (x.upper() if word[i].isupper() else x) + word[i + 1 :]) for x in sorted(pool)
+            ]
+    elif mechanism == "transposition":
+        out = [
+            (i, word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+            for i in range(n - 1)
+            if low[i] != low[i + 1]
+        ]
+    elif mechanism == "repetition":
+        out = [(i, word[: i + 1] + word[i] + word[i + 1 :]) for i in range(n)]
+    elif mechanism == "insertion":
+        for g in range(n + 1):  # the gap before letter g (g == n: after the last letter)
+            near = {low[g - 1] if g > 0 else "", low[g] if g < n else ""}
+            out += [(g, word[:g] + x + word[g:]) for x in LETTERS if x not in near]
+    elif mechanism == "deletion":
+        out = [(i, word[:i] + word[i + 1 :]) for i in range(n)] if n >= 3 else []
+    elif mechanism not in CHAR_MECHANISMS:
+        raise ValueError(f"unknown mechanism {mechanism!r}; expected one of {CHAR_MECHANISMS}")
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for site, form in dict.fromkeys(out):
+        if form.lower() != low and classify(form, word) == mechanism:
+            groups.setdefault(edit_position(word, form), []).append((site, form))
+    return {k: tuple(groups[k]) for k in POSITIONS if k in groups}
 
-        where = [i for i in _positions(word) if pool_of(low[i])]
-        if not where:
-            return None
-        i = int(rng.choice(where))
-        pool = pool_of(low[i])
-        new = pool[int(rng.integers(len(pool)))]
-        return word[:i] + (new.upper() if word[i].isupper() else new) + word[i + 1 :]
-    if mechanism == "transposition":
-        cands = [i for i in range(len(word) - 1) if low[i] != low[i + 1]]
-        inner = [i for i in cands if i >= 1] or cands
-        if not inner:
-            return None
-        i = int(rng.choice(inner))
-        return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-    if mechanism == "repetition":
-        i = int(rng.choice(_positions(word)))
-        return word[: i + 1] + word[i] + word[i + 1 :]
-    if mechanism == "insertion":
-        g = int(rng.integers(1, len(word)))  # a gap between two letters
-        pool = [x for x in LETTERS if x not in (low[g - 1], low[g])]
-        return word[:g] + pool[int(rng.integers(len(pool)))] + word[g:]
-    if mechanism == "deletion":
-        if len(word) < 3:
-            return None
-        i = int(rng.choice(_positions(word)))
-        return word[:i] + word[i + 1 :]
-    raise ValueError(f"unknown mechanism {mechanism!r}; expected one of {CHAR_MECHANISMS}")
+
+def apply_mechanism(
+    word: str, mechanism: str, rng: np.random.Generator, position: str | None = None
+) -> str | None:
+    """Apply one mechanism's operator to ``word`` with the edit at ``position`` (a ``schema.POSITIONS``
+    bucket; ``None``: anywhere); ``None`` when the operator cannot edit this word there. Among the
+    operator's forms in that bucket (:func:`mechanism_variants`) a site is drawn uniformly, then a form."""
+    groups = mechanism_variants(word, mechanism)
+    cands = [c for k, g in groups.items() if position in (None, k) for c in g]
+    if not cands:
+        return None
+    sites = sorted({i for i, _ in cands})
+    site = sites[int(rng.integers(len(sites)))]
+    pool = [w for i, w in cands if i == site]
+    return pool[int(rng.integers(len(pool)))]
+
+
+def draw_position(
+    probs: Mapping[str, float], reachable: Sequence[str], rng: np.random.Generator
+) -> str | None:
+    """A position bucket from ``probs`` restricted to the ``reachable`` buckets and renormalised (so a
+    mechanism that cannot reach a bucket in this word, e.g. a repetition never changes the first letter,
+    does not lose its draws); ``None`` when none of them has probability."""
+    keys = [k for k in POSITIONS if k in reachable and probs.get(k, 0.0) > 0]
+    if not keys:
+        return None
+    p = np.array([probs[k] for k in keys], dtype=float)
+    return keys[int(rng.choice(len(keys), p=p / p.sum()))]
 
 
 def random_char_edit(word: str, rng: np.random.Generator) -> str | None:
@@ -313,7 +354,8 @@ class ErrorInjector:
             "tries_per_token": self.tries_per_token,
             "evidence_floor": self.evidence_floor,
             "min_edit_letters": MIN_EDIT_LETTERS,
-            "version": 2,
+            "positions": list(POSITIONS),
+            "version": 3,
         }
 
     @classmethod
@@ -376,11 +418,23 @@ class ErrorInjector:
         return ok, np.array([probs[m] for m in ok], dtype=float)
 
     def edit_token(
-        self, tok: Any, mech_probs: Mapping[str, float] | None, rng: np.random.Generator
+        self,
+        tok: Any,
+        mech_probs: Mapping[str, float] | None,
+        rng: np.random.Generator,
+        pos_probs: Mapping[str, float] | None = None,
     ) -> tuple[str, str] | None:
-        """``(edited word, mechanism)`` for one token, or ``None`` when no draw is recoverable."""
+        """``(edited word, mechanism)`` for one token, or ``None`` when no draw is recoverable.
+
+        Each of ``tries_per_token`` draws picks a mechanism from ``mech_probs``, then where in the word
+        from ``pos_probs`` (the user's first / interior / last distribution; ``None``: the population's)
+        restricted to the buckets that mechanism can reach in this word (:func:`draw_position`), then a
+        form there (:func:`apply_mechanism`). A form that is not recoverable costs the draw; when every
+        draw fails the token is skipped and the injector takes the next position of its order.
+        ``mech_probs=None`` is the character-random control (random letter, random place)."""
         word = tok.text
         ok, p = self._mechanisms(word, mech_probs or {})
+        where = pos_probs or self.profiles.global_position_probs()
         for _ in range(self.tries_per_token):
             if mech_probs is None:
                 new = random_char_edit(word, rng)
@@ -389,9 +443,8 @@ class ErrorInjector:
                 if not ok:
                     return None
                 mech = ok[int(rng.choice(len(ok), p=p / p.sum()))]
-                new = apply_mechanism(word, mech, rng)
-                if new is not None and classify(new, word) != mech:
-                    new = None
+                position = draw_position(where, list(mechanism_variants(word, mech)), rng)
+                new = apply_mechanism(word, mech, rng, position) if position else None
             if new and mech and self.corrector.recoverable(word, new):
                 return new, mech
         return None
@@ -423,6 +476,7 @@ class ErrorInjector:
             protected,
             derive_seed(seed, user_id, query),
             dose_probs=self.profiles.dose_probs(uid),
+            pos_probs=self.profiles.position_probs(uid),
             locations=(core_terms, brand, title),
         )
         res.profile_evidence = self.profiles.evidence(uid)
@@ -438,10 +492,12 @@ class ErrorInjector:
         seed: int,
         *,
         dose_probs: Mapping[str, float] | None = None,
+        pos_probs: Mapping[str, float] | None = None,
         locations: tuple[Sequence[str], str, str] = ((), "", ""),
     ) -> InjectionResult:
-        """Injection with explicit per-token rates, mechanism and dose distributions (the study's
-        conditions; ``mech_probs=None`` means random character edits, ``dose_probs=None`` the population's)."""
+        """Injection with explicit per-token rates, mechanism, dose and position-in-the-word distributions
+        (the study's conditions; ``mech_probs=None`` means random character edits, ``dose_probs=None`` and
+        ``pos_probs=None`` the population's)."""
         query = doc.text
         mask = self.eligible(doc, protected)
         rates = np.where(mask, np.asarray(rates, dtype=float), 0.0)
@@ -459,7 +515,7 @@ class ErrorInjector:
             chain: list[dict[str, Any]] = []
             for i in sample_order(rates, rng):
                 tok = doc[i]
-                got = self.edit_token(tok, mech_probs, rng)
+                got = self.edit_token(tok, mech_probs, rng, pos_probs)
                 if got is None:
                     continue
                 chain.append(
@@ -470,6 +526,7 @@ class ErrorInjector:
                         "edited": got[0],
                         "mechanism": got[1],
                         "location": location_class(tok, core_words, brand_words, title_words),
+                        "position": edit_position(tok.text, got[0]),
                     }
                 )
                 if len(chain) == self.max_edits:

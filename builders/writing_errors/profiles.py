@@ -4,7 +4,7 @@ Pipeline (docs/design.md §9, with the authors' bugs fixed: §11): correct each 
 align original and correction with ERRANT (the spaCy pipeline passed explicitly), keep the word-level
 R/M/U edits, classify each replaced word into a mechanism (:func:`pqb.builders.writing_errors.mechanisms.classify`), and
 count, per user and per syntactic context (:mod:`pqb.builders.writing_errors.context`), how often a token was
-slipped on and by which mechanism. Held-out sentences are never read here; the error-sampling study
+slipped on, by which mechanism, and where in the word (:func:`pqb.dataset.schema.edit_position`). Held-out sentences are never read here; the error-sampling study
 uses them.
 
 Users without any recovered character-level slip keep a profile: their rate is shrunk toward the
@@ -50,11 +50,12 @@ from pqb.builders.writing_errors.context import (
 from pqb.builders.writing_errors.mechanisms import classify
 from pqb.dataset.io import atomic_write_json
 from pqb.dataset.progress import bar
-from pqb.dataset.schema import CHAR_MECHANISMS, SURFACE_MECHANISMS
+from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS, SURFACE_MECHANISMS, edit_position
 
 log = logging.getLogger(__name__)
 
-PROFILES_VERSION = 2
+PROFILES_VERSION = 3
+"""3: per-user and global ``positions`` counts (where in the word each slip falls)."""
 EVIDENCE_FLOOR = 3
 """Users with fewer of their own recovered slips are flagged ``backoff`` (their profile is mostly the
 population's prior); configurable per build (``pqb-build pair --evidence-floor``)."""
@@ -85,6 +86,7 @@ EDITS_SCHEMA = pa.schema(
         ("errant_type", pa.string()),
         ("mechanism", pa.string()),
         ("char_level", pa.bool_()),
+        ("position", pa.string()),
         *[(f"sig_{lvl}", pa.string()) for lvl in BACKOFF_LEVELS],
     ]
 )
@@ -154,6 +156,23 @@ class ErrorProfiles:
             (u or {}).get("doses", {}), self.global_dose_probs(), self.smoothing.dose_sentences
         )
 
+    def global_position_probs(self) -> dict[str, float]:
+        """Population distribution of where in the word a slip falls (``schema.POSITIONS``), add-β smoothed."""
+        beta = self.smoothing.global_mechanism_edits
+        counts = self.glob.get("positions", {})
+        total = sum(counts.get(k, 0) for k in POSITIONS) + beta * len(POSITIONS)
+        return {k: (counts.get(k, 0) + beta) / total for k in POSITIONS}
+
+    def position_probs(self, user_id: str | None) -> dict[str, float]:
+        """P(position in the word | user): the user's first / interior / last counts shrunk toward the
+        population's (:func:`dirichlet_shrink`, strength ``Smoothing.position_edits``). One distribution per
+        user, not per mechanism: a user has a handful of slips, and the population's mechanism x position
+        table is too sparse to condition on (docs/design.md §9)."""
+        u = self.user(user_id)
+        return dirichlet_shrink(
+            (u or {}).get("positions", {}), self.global_position_probs(), self.smoothing.position_edits
+        )
+
     def evidence(self, user_id: str | None) -> int:
         """The number of the user's own recovered character-level slips behind their profile."""
         u = self.user(user_id)
@@ -213,7 +232,7 @@ class ErrorProfiles:
 
 
 def empty_counts() -> dict[str, Any]:
-    return new_counts() | {"mechanisms": {}, "doses": {}, "n_surface": 0, "n_other": 0}
+    return new_counts() | {"mechanisms": {}, "doses": {}, "positions": {}, "n_surface": 0, "n_other": 0}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -275,12 +294,14 @@ def build_profiles(
     for uid, sid, doc, sent_edits in zip(user_ids, sids, docs, edits, strict=True):
         u = users.setdefault(uid, empty_counts())
         sigs = doc_signatures(doc)
-        slipped: dict[int, str] = {}
+        slipped: dict[int, tuple[str, str]] = {}
         for e in sent_edits:
             mech = e["mechanism"]
             tok_ok = e["token_index"] < len(doc) and doc[e["token_index"]].is_alpha
-            if mech in CHAR_MECHANISMS and tok_ok:
-                slipped[e["token_index"]] = mech
+            char_level = mech in CHAR_MECHANISMS and tok_ok
+            position = edit_position(e["corrected"], e["original"]) if char_level else None
+            if char_level:
+                slipped[e["token_index"]] = (mech, position)
             elif mech in SURFACE_MECHANISMS:
                 u["n_surface"] += 1
                 glob["n_surface"] += 1
@@ -289,7 +310,7 @@ def build_profiles(
                 glob["n_other"] += 1
             s = sigs[e["token_index"]] if e["token_index"] < len(sigs) else dict.fromkeys(BACKOFF_LEVELS, "")
             rows.append(
-                {"user_id": uid, "sentence_id": sid, **e, "char_level": mech in CHAR_MECHANISMS and tok_ok}
+                {"user_id": uid, "sentence_id": sid, **e, "char_level": char_level, "position": position}
                 | {f"sig_{lvl}": s[lvl] for lvl in BACKOFF_LEVELS}
             )
         if slipped:
@@ -300,12 +321,13 @@ def build_profiles(
         for tok, s in zip(doc, sigs, strict=True):
             if not tok.is_alpha:
                 continue
-            mech = slipped.get(tok.i)
-            add_token(u, s, mech is not None)
-            add_token(glob, s, mech is not None)
-            if mech is not None:
-                u["mechanisms"][mech] = u["mechanisms"].get(mech, 0) + 1
-                glob["mechanisms"][mech] = glob["mechanisms"].get(mech, 0) + 1
+            slip = slipped.get(tok.i)
+            add_token(u, s, slip is not None)
+            add_token(glob, s, slip is not None)
+            if slip is not None:
+                for rec in (u, glob):
+                    for key, value in zip(("mechanisms", "positions"), slip, strict=True):
+                        rec[key][value] = rec[key].get(value, 0) + 1
     return ErrorProfiles(glob=glob, users=users, smoothing=smoothing or Smoothing()), rows
 
 
