@@ -153,8 +153,16 @@ def test_regex_analyzer_is_bm25s_tokenize():
     assert [[names[i] for i in tok.row(k)] for k in range(len(texts))] == ref
 
 
+@pytest.mark.parametrize("blocks", ["one block", "tiny blocks"])
 @pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
-def test_weights_bit_identical_to_bm25s(method):
+def test_weights_bit_identical_to_bm25s(method, blocks, monkeypatch):
+    """Also with many tokenizer batches, index blocks and weight blocks: blocks change no bit."""
+    if blocks == "tiny blocks":
+        from pqb.harness.retrievers.lexical import analysis
+
+        monkeypatch.setattr(analysis._BulkAnalyzer, "BATCH", 50)
+        monkeypatch.setattr(ii.Postings, "BLOCK_TOKENS", 37)
+        monkeypatch.setattr(ii, "BLOCK_POSTINGS", 13)
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(40)]
     texts = [" ".join(rng.choice(words, rng.integers(1, 30))) for _ in range(300)]
