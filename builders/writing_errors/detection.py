@@ -723,11 +723,15 @@ class SymSpellCorrector:
         return len(alpha) >= 3 and 2 * sum(a.isupper() for a in alpha) >= len(alpha)
 
     def _foreign(self, doc: Any) -> bool:
-        """Most words of 3+ letters unknown to every dictionary: another language ("Todo correcto.",
-        "Mein Gott.") or a list of codes, not English with slips."""
-        words = [t.text.lower() for t in doc if t.is_alpha and len(t.text) >= 3]
+        """Most words of 3+ letters unknown to every dictionary, and few English function words: another
+        language ("Todo correcto.", "Mein Gott.") or a list of codes. English with several slips keeps
+        its function words ("I recomended this controler to my freind": I, this, to, my), so it is
+        still read."""
+        alpha = [t for t in doc if t.is_alpha]
+        words = [t.text.lower() for t in alpha if len(t.text) >= 3]
         unknown = sum(self.known(x) is None for x in words)
-        return unknown >= 2 and 2 * unknown >= len(words)
+        function = sum(t.is_stop for t in alpha)
+        return unknown >= 2 and 2 * unknown >= len(words) and 4 * function < len(alpha)
 
     def flags(self, doc: Any) -> list[tuple[int, str]]:
         """``(token index, correction)`` of every flagged token of a tokenized ``Doc`` (one sentence)."""
