@@ -210,7 +210,7 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             yield enc, rules
 
     n_chunks = -(-len(use) // ENCODE_CHUNK)
-    Zs = []
+    Z = np.empty((len(use), ecfg.dim))
     with ParquetStreamWriter(wd.file(EMBEDDINGS), EMBEDDINGS_SCHEMA) as out:
         mapped = map(_encode_chunk, jobs()) if ex is None else ex.map(_encode_chunk, jobs())
         for a, Zc in zip(range(0, len(use), ENCODE_CHUNK), bar(mapped, total=n_chunks, desc="encode",
@@ -221,20 +221,20 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             out.write_rows([{"sentence_id": s, "user_id": u, "split": sp, "z": z}
                             for s, u, sp, z in zip(part["sentence_id"], part["user_id"], part["split"],
                                                    Zc.tolist(), strict=True)])  # fmt: skip
-            Zs.append(Zc)
-    Z = np.concatenate(Zs) if Zs else np.zeros((0, ecfg.dim))
+            Z[a : a + len(Zc)] = Zc
     t_parse += sum(parse_times)
-    # per user (sorted ids): embedding rows of its profile, then held-out sentences, in file order
+    # rows regrouped per user (sorted ids): its profile, then its held-out sentences, each in file order,
+    # so every user's rows are a slice (a view), not a copy
     ucode, held = code[use], ~is_profile[use]
     order = np.lexsort((np.arange(len(use)), held, ucode))
-    key = ucode[order] * 2 + held[order]
+    Z, held, key = Z[order], held[order], ucode[order] * 2 + held[order]
     ranks = np.unique(ucode)
-    prof_at = np.searchsorted(key, ranks * 2), np.searchsorted(key, ranks * 2 + 1)
-    held_at = prof_at[1], np.searchsorted(key, ranks * 2 + 2)
+    p0, p1, h1 = (np.searchsorted(key, ranks * 2 + i) for i in range(3))
     held_sid = np.empty(len(use), object)
-    held_sid[held] = table.column("sentence_id").take(use[held]).to_pylist()
+    held_sid[held] = table.column("sentence_id").take(use[order][held]).to_pylist()
+    table = None  # the texts are no longer needed
     users = [user_names[r] for r in ranks]
-    by_user = {u: {"profile": order[prof_at[0][i] : prof_at[1][i]], "heldout": order[held_at[0][i] : held_at[1][i]]}
+    by_user = {u: {"profile": slice(int(p0[i]), int(p1[i])), "heldout": slice(int(p1[i]), int(h1[i]))}
                for i, u in enumerate(users)}  # fmt: skip
     chi2 = chi2_threshold(threshold_q, ecfg.dim)
     fits = RankOneDiagGaussian.fit_many([Z[by_user[u]["profile"]] for u in users])
@@ -268,7 +268,8 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
         for result in chunk:
             uid, g = users[k], fits[k]
             cal, aud = splits[uid]
-            g.audit = {**result, "n_profile": len(by_user[uid]["profile"]), "n_heldout": len(by_user[uid]["heldout"]),
+            P, H = by_user[uid]["profile"], by_user[uid]["heldout"]
+            g.audit = {**result, "n_profile": P.stop - P.start, "n_heldout": H.stop - H.start,
                        "n_calibration": len(cal), "n_audit": len(aud)}  # fmt: skip
             gaussians[uid] = g
             k += 1
