@@ -7,13 +7,16 @@ Usage::
 Everything is measured in one run on this machine and printed as tables:
 
 * **Load test** (never a dataset): for each N, :func:`pqb.builders.source.loadtest.generate_reviews`
-  resamples the real ``Video_Games`` slice to N reviews (every user id ``LOADTEST-…``); ingest and
-  users then run on it, each stage in its own process so its peak RSS is its own. Texts repeat in a
-  resampled file, so spaCy parses only the ~1.3K distinct reviews once (the parse cache); what scales
-  with N here is reading, cleaning, splitting, counting, linking and writing. A warm-up build fills
-  the parse cache first, so every N runs in the same steady state. Linearity is the stage's own
-  seconds per 1K reviews at the largest N over those at the smallest (process wall, with imports, in
-  brackets).
+  resamples the real ``Video_Games`` slice to N reviews (every user id ``LOADTEST-…``); every stage
+  of ``pqb-build`` (``pipeline.STAGES``, then publish, with the embedded default's configuration)
+  runs on it, each in its own process so its peak RSS is its own, plus ``link``: the users stage's
+  ``link="any"`` step timed alone. Texts repeat in a resampled file (the slice has 1,345 reviews), so
+  the parse cache serves the users and profiles stages after the warm-up, and the errors stage parses
+  each distinct text once per chunk of users; what scales with N here is reading, cleaning,
+  splitting, counting, linking, encoding, fitting, auditing and writing. A warm-up build on 20K
+  reviews fills the caches first, so every N runs in the same steady state. Linearity is the stage's
+  own seconds per 1K reviews at the largest N over those at the smallest (process wall, with imports,
+  in brackets). ``--stage-max-n errors=300000`` skips a stage above N and prints the linear projection.
 * **spaCy overhead**: our chunked, cached sentence splitter (cold cache) against plain ``nlp.pipe``
   over the same distinct texts with the same pipeline, in the same run; 1.0 = no overhead.
 * **Farthest pair**: the vectorised sym-KL screen against computing every pair, at n users.
@@ -29,6 +32,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,50 +41,103 @@ from pathlib import Path
 
 STAGE_SCRIPT = """
 import json, resource, sys, time
+from dataclasses import replace
 from pathlib import Path
-from pqb.builders.config import BuildConfig
-from pqb.builders.source.stage import run_ingest, run_users
+from pqb.builders.config import EMBEDDED_DEFAULT
+from pqb.builders.executor import make_executor
+from pqb.builders.pipeline import STAGES
 from pqb.builders.workdir import WorkDir
-work, src, stage = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+work, src, stage, workers, cap = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 t = time.perf_counter()
-wd, cfg = WorkDir(work, "video_games"), BuildConfig(source=src, link="any")
-s = (run_ingest if stage == "ingest" else run_users)(wd, cfg, force=True)
+wd = WorkDir(work, "video_games")
+ex = make_executor("local", workers) if workers > 1 else None
+cfg = replace(EMBEDDED_DEFAULT, source=src, executor=ex, **({"encoder_max_sentences": cap} if cap else {}))
+if stage == "publish":
+    from pqb.builders.publish.tables import publish
+    t0 = time.perf_counter()
+    s = publish([wd], work / "dataset-LOADTEST", build_info={"seed": 0, "config": cfg.as_dict(), "source": "LOAD TEST"})
+    s = {"rows": sum(v for v in s.values() if isinstance(v, int)), "seconds": time.perf_counter() - t0}
+elif stage == "link":
+    import pyarrow.parquet as pq
+    from pqb.builders.source.users import link_rows
+    from pqb.builders.workdir import LINKS, PRODUCTS, REVIEWS, USERS
+    targets = [r["parent_asin"] for r in pq.read_table(wd.path / PRODUCTS).to_pylist() if r["is_target"]]
+    ts = set(targets)
+    reviewers = {}
+    for r in pq.read_table(wd.path / REVIEWS, columns=["parent_asin", "user_id"]).to_pylist():
+        if r["parent_asin"] in ts:
+            reviewers.setdefault(r["parent_asin"], set()).add(r["user_id"])
+    qualified = [u["user_id"] for u in pq.read_table(wd.path / USERS).to_pylist() if u["qualified"]]
+    t0 = time.perf_counter()
+    links = link_rows(targets, reviewers, qualified, cfg.user_config())
+    s = {"seconds": time.perf_counter() - t0, "targets": len(ts), "qualified": len(qualified), "links": len(links),
+         "same_as_stage": links == pq.read_table(wd.path / LINKS).to_pylist()}
+else:
+    s = {st.name: st for st in STAGES}[stage].run(wd, cfg, force=True)
+if ex is not None:
+    ex.close()
 s = {k: v for k, v in s.items() if isinstance(v, (int, float))}
 s["wall_seconds"] = time.perf_counter() - t
 s["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+s["children_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps(s))
 """
+STAGE_NAMES = ("ingest", "users", "link", "profiles", "errors", "generate", "pair", "publish")
+"""Every stage of ``pqb-build`` (pipeline.STAGES, then publish), plus ``link``: the users stage's
+``link="any"`` step re-timed alone on its outputs."""
 
 
-def _stage(work: Path, src: Path, stage: str, env: dict[str, str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", STAGE_SCRIPT, str(work), str(src), stage], env=env,
-                         check=True, capture_output=True, text=True)  # fmt: skip
+def _stage(work: Path, src: Path, stage: str, env: dict[str, str], workers: int = 1, cap: int = 0) -> dict:
+    out = subprocess.run([sys.executable, "-c", STAGE_SCRIPT, str(work), str(src), stage, str(workers), str(cap)],
+                         env=env, capture_output=True, text=True)  # fmt: skip
+    if out.returncode:
+        raise RuntimeError(f"stage {stage} failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def load_test(sizes: list[int], tmp: Path, env: dict[str, str]) -> list[dict]:
+def load_test(
+    sizes: list[int],
+    tmp: Path,
+    env: dict[str, str],
+    stages: list[str],
+    max_n: dict[str, int],
+    workers: int,
+    warm_n: int = 20_000,
+) -> list[dict]:
     from pqb.builders.source.loadtest import generate_reviews
     from pqb.dataset import settings
 
-    # warm-up, not a row: parse the slice's distinct reviews into the cache once (the cold parse cost is
-    # the spaCy table's), so every row below measures the same steady state
+    # warm-up, not a row: every stage once on 20K reviews (cold caches; a small encoder cap), so the
+    # slice's distinct texts are parsed and corrected once and every row below is the same steady state
     warm = tmp / "loadtest-warmup"
-    generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", 20_000, warm, seed=0)
-    cold = _stage(tmp / "work-warmup", warm, "ingest", env), _stage(tmp / "work-warmup", warm, "users", env)
-    rows = [{"warmup": True, "users_stage": cold[1]}]
+    generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", warm_n, warm, seed=0)
+    cold = {st: _stage(tmp / "work-warmup", warm, st, env, workers, cap=5000) for st in stages}
+    done = ", ".join(f"{k} {v['wall_seconds']:.0f} s" for k, v in cold.items())
+    print(f"  warm-up: {done}", file=sys.stderr)
+    rows = [{"warmup": True, "n": warm_n, "stages": cold}]
     for n in sizes:
         src = tmp / f"loadtest-{n}"
         t = time.perf_counter()
         info = generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", n, src, seed=0)
-        gen_s = time.perf_counter() - t
+        row = {"n": n, "users": info["users"], "generate_s": time.perf_counter() - t, "stages": {}}
         work = tmp / f"work-{n}"
-        ing = _stage(work, src, "ingest", env)
-        users = _stage(work, src, "users", env)
-        rows.append(
-            {"n": n, "users": info["users"], "generate_s": gen_s, "ingest": ing, "users_stage": users}
-        )
-        print(f"  load test {n:,}: ingest {ing['wall_seconds']:.1f} s, users {users['wall_seconds']:.1f} s",
-              file=sys.stderr)  # fmt: skip
+        ran = {m for r in rows[1:] for m in r["stages"]}
+        for st in stages:
+            if n > max_n.get(st, n):
+                if st == "errors" and "errors" in ran:  # later stages read its outputs: reuse the last ones
+                    last = next(r for r in reversed(rows[1:]) if "errors" in r["stages"])
+                    shutil.copytree(
+                        tmp / f"work-{last['n']}" / "video_games" / "errors", work / "video_games" / "errors"
+                    )
+                    row["errors_from"] = last["n"]
+                continue
+            row["stages"][st] = r = _stage(work, src, st, env, workers)
+            print(
+                f"  load test {n:,}: {st} {r['wall_seconds']:.1f} s, {r['peak_rss_mb']:.0f} MB",
+                file=sys.stderr,
+            )
+        rows.append(row)
+        shutil.rmtree(work / "dataset-LOADTEST", ignore_errors=True)
     return rows
 
 
@@ -145,29 +202,44 @@ def embedded(tmp: Path, env: dict[str, str]) -> dict:
     return times
 
 
+COUNTS = {"users": ("sentences", "users_qualified", "links"), "profiles": ("train_sentences", "gaussians"),
+          "errors": ("profile_sentences", "edits"), "generate": ("candidates",), "pair": ("rows",),
+          "link": ("targets", "qualified"), "ingest": ("reviews", "products"), "publish": ("rows",)}  # fmt: skip
+
+
 def tables(res: dict) -> str:
     lines = []
     lt = [r for r in res.get("load_test") or [] if not r.get("warmup")]
     if lt:
         lines += ["LOAD TEST (reviews resampled from the real Video_Games slice; see bench/bench_builders.py)", "",
-                  "| reviews | synthetic users | generate s | ingest s (process) | ingest peak RSS MB "
-                  "| users s (process) | users peak RSS MB | sentences | qualified users | links |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+                  "| LOAD TEST reviews | stage | stage s (process wall) | peak RSS MB | counts |", "|---|---|---|---|---|"]  # fmt: skip
         for r in lt:
-            i, u = r["ingest"], r["users_stage"]
-            lines.append(f"| {r['n']:,} | {r['users']:,} | {r['generate_s']:.1f} | {i['seconds']:.1f} "
-                         f"({i['wall_seconds']:.1f}) | {i['peak_rss_mb']:.0f} | {u['seconds']:.1f} ({u['wall_seconds']:.1f}) | "
-                         f"{u['peak_rss_mb']:.0f} | {u['sentences']:,} | {u['users_qualified']:,} | {u['links']:,} |")  # fmt: skip
-        cold = next((r["users_stage"] for r in res["load_test"] if r.get("warmup")), None)
-        if cold:
-            lines.append(f"\nwarm-up (20,000 reviews, cold parse cache, spaCy loaded): users {cold['seconds']:.1f} s, "
-                         f"peak RSS {cold['peak_rss_mb']:.0f} MB")  # fmt: skip
+            lines.append(
+                f"| {r['n']:,} | generate load test ({r['users']:,} synthetic users) | {r['generate_s']:.1f} | | |"
+            )
+            if "errors_from" in r:
+                lines.append(f"| {r['n']:,} | errors: not run (see the projection below); pair and publish read the "
+                             f"errors outputs of the {r['errors_from']:,} run | | | |")  # fmt: skip
+            for st, m in r["stages"].items():
+                counts = ", ".join(f"{k} {m[k]:,}" for k in COUNTS.get(st, ()) if k in m)
+                lines.append(f"| {r['n']:,} | {st} | {m.get('seconds', m['wall_seconds']):.1f} ({m['wall_seconds']:.1f}) "
+                             f"| {m['peak_rss_mb']:,.0f} | {counts} |")  # fmt: skip
+        warm = next((r for r in res["load_test"] if r.get("warmup")), None)
+        if warm:
+            lines.append(f"\nwarm-up ({warm['n']:,} reviews, cold caches, encoder cap 5,000): "
+                         + ", ".join(f"{k} {v['wall_seconds']:.0f} s / {v['peak_rss_mb']:,.0f} MB" for k, v in warm["stages"].items()))  # fmt: skip
         if len(lt) > 1:
             a, b = lt[0], lt[-1]
-            for st in ("ingest", "users_stage"):
-                per = [r[st]["seconds"] / r["n"] * 1e3 for r in (a, b)]
-                lines.append(f"\n{st.removesuffix('_stage')}: {per[0]:.3f} → {per[1]:.3f} s per 1K reviews from "
-                             f"{a['n']:,} to {b['n']:,} (ratio {per[1] / per[0]:.2f}; 1.00 = linear)")  # fmt: skip
+            lines += ["", f"| stage | s per 1K reviews at {a['n']:,} | s per 1K reviews at {b['n']:,} | ratio (1.00 = linear) |",
+                      "|---|---|---|---|"]  # fmt: skip
+            for st in a["stages"]:
+                per_a = a["stages"][st].get("seconds", a["stages"][st]["wall_seconds"]) / a["n"] * 1e3
+                if st not in b["stages"]:
+                    lines.append(f"| {st} | {per_a:.4f} | not run at {b['n']:,} (projected linear: "
+                                 f"{per_a * b['n'] / 1e3:.0f} s) | |")  # fmt: skip
+                    continue
+                per_b = b["stages"][st].get("seconds", b["stages"][st]["wall_seconds"]) / b["n"] * 1e3
+                lines.append(f"| {st} | {per_a:.4f} | {per_b:.4f} | {per_b / per_a:.2f} |")
     if "spacy" in res:
         s = res["spacy"]
         lines += ["", "| distinct review texts | plain nlp.pipe s | ours (chunked, cached, cold) s | ours ÷ plain |",
@@ -195,6 +267,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair-users", type=int, default=3000)
     ap.add_argument("--embedded", action="store_true", help="also time pqb-build cold and cached (minutes)")
     ap.add_argument("--out", default=None, help="also write the JSON here")
+    ap.add_argument("--stages", nargs="*", default=list(STAGE_NAMES), choices=STAGE_NAMES)
+    ap.add_argument(
+        "--stage-max-n",
+        nargs="*",
+        default=[],
+        metavar="STAGE=N",
+        help="run STAGE only for load tests of at most N reviews (the table projects the rest)",
+    )
+    ap.add_argument("--warmup", type=int, default=20_000, help="reviews of the warm-up build")
+    ap.add_argument(
+        "--workers", type=int, default=1, help="local executor processes per stage (1: in process)"
+    )
     args = ap.parse_args(argv)
     res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": " ".join(sys.argv)}  # fmt: skip
@@ -202,7 +286,10 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(d)
         env = dict(os.environ, PQB_CACHE_DIR=str(tmp / "cache"))
         if args.sizes:
-            res["load_test"] = load_test(sorted(args.sizes), tmp, env)
+            max_n = {k: int(v) for k, v in (x.split("=") for x in args.stage_max_n)}
+            res["load_test"] = load_test(
+                sorted(args.sizes), tmp, env, args.stages, max_n, args.workers, args.warmup
+            )
         res["spacy"] = spacy_overhead(args.spacy_texts)
         res["pair"] = farthest_pair(args.pair_users, 120)
         if args.embedded:

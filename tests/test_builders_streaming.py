@@ -15,17 +15,21 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pqb.builders.config import BuildConfig
+from pqb.builders.config import BuildConfig, EncoderConfig
 from pqb.builders.executor import LocalExecutor, make_executor
 from pqb.builders.parses import ParseCache, split_sentences
 from pqb.builders.source.loadtest import LOAD_TEST_PREFIX, generate_reviews
 from pqb.builders.source.stage import run_ingest, run_users
 from pqb.builders.source.users import UserConfig, link_rows
+from pqb.builders.syntax.stage import encoder_training_users, run_profiles
 from pqb.builders.workdir import ROW_GROUP_SIZE, ParquetStreamWriter, WorkDir, write_parquet
+from pqb.builders.writing_errors.profiles import run_errors
 from pqb.dataset import settings
 
 SCHEMA = pa.schema([("user_id", pa.string()), ("review_idx", pa.int64()), ("text", pa.string())])
 FILES = ("reviews", "products", "corpus", "sentences", "users", "links")
+LATER = ("syntax/vocab.json", "syntax/svd.safetensors", "syntax/encoder.safetensors", "syntax/embeddings.parquet",
+         "syntax/gaussians.parquet", "errors/edits.parquet", "errors/profiles.json")  # fmt: skip
 
 
 def _rows(n: int) -> list[dict]:
@@ -75,11 +79,19 @@ def test_load_test_generator_resamples_real_reviews_and_says_so(tmp_path: Path) 
     assert (again / "Video_Games.jsonl").read_bytes() == (tmp_path / "lt" / "Video_Games.jsonl").read_bytes()
 
 
-def _build(work: Path, src: Path, executor: object = None) -> dict[str, bytes]:
-    wd, cfg = WorkDir(work, "video_games"), BuildConfig(source=src, link="any", executor=executor)  # type: ignore[arg-type]
+def _build(work: Path, src: Path, executor: object = None, *, later: bool = False) -> dict[str, bytes]:
+    """Ingest and users (and, with ``later``, profiles with a small encoder and errors) → their bytes."""
+    cfg = BuildConfig(source=src, link="any", executor=executor, threshold_kind="heldout",  # type: ignore[arg-type]
+                      encoder=EncoderConfig(epochs=2), encoder_max_sentences=400)  # fmt: skip
+    wd = WorkDir(work, "video_games")
     run_ingest(wd, cfg)
     run_users(wd, cfg)
-    return {f: (work / "video_games" / f"{f}.parquet").read_bytes() for f in FILES}
+    out = {f: (work / "video_games" / f"{f}.parquet").read_bytes() for f in FILES}
+    if later:
+        run_profiles(wd, cfg)
+        run_errors(wd, cfg)
+        out |= {f: (work / "video_games" / f).read_bytes() for f in LATER}
+    return out
 
 
 def test_ingest_and_users_chunking_does_not_change_a_byte(
@@ -209,6 +221,49 @@ def test_ranked_pairs_equal_the_full_sort(limit: int | None) -> None:
         assert ranked_pairs(users, gs, distance, limit) == full[:limit]
 
 
+def test_profiles_and_errors_chunking_does_not_change_a_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding chunks (each padded to MIN_ENCODE_ROWS), audit chunks and error-detection chunks of
+    any size give the bytes of one chunk; the encoder trains on the capped, hash-chosen users."""
+    src = tmp_path / "lt"
+    generate_reviews(_real_slice(), "Video_Games", 600, src)
+    whole = _build(tmp_path / "whole", src, later=True)
+    manifest = json.loads((tmp_path / "whole" / "video_games" / "manifest.json").read_text())
+    prof = manifest["stages"]["profiles"]["stats"]
+    assert prof["encoder_eligible_sentences"] > 400 >= prof["train_sentences"] > 0  # the cap applied
+    monkeypatch.setattr("pqb.builders.syntax.stage.ENCODE_CHUNK", 7)
+    monkeypatch.setattr("pqb.builders.syntax.stage.AUDIT_CHUNK", 2)
+    monkeypatch.setattr("pqb.builders.writing_errors.profiles.ERRORS_CHUNK", 3)
+    assert _build(tmp_path / "chunked", src, later=True) == whole
+
+
+def test_encoder_training_users_are_whole_users_under_the_cap() -> None:
+    counts = {f"u{i}": 1 + i % 7 for i in range(200)}
+    assert encoder_training_users(counts, sum(counts.values()), seed=0) == set(counts)
+    chosen = encoder_training_users(counts, 100, seed=0)
+    assert sum(counts[u] for u in chosen) <= 100 and len(chosen) > 20
+    shuffled = dict(reversed(list(counts.items())))
+    assert encoder_training_users(shuffled, 100, seed=0) == chosen  # order of the input is irrelevant
+    assert encoder_training_users(counts, 100, seed=1) != chosen
+
+
+def test_fresh_errors_stage_builds_no_corrector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "lt"
+    generate_reviews(_real_slice(), "Video_Games", 200, src)
+    _build(tmp_path / "w", src)
+    wd = WorkDir(tmp_path / "w", "video_games")
+    run_errors(wd, BuildConfig())
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("a fresh errors stage built its corrector")
+
+    monkeypatch.setattr("pqb.builders.writing_errors.detection.get_corrector", refuse)
+    monkeypatch.setattr("pqb.builders.writing_errors.profiles.domain_lexicon", refuse)
+    monkeypatch.setattr("pqb.builders.writing_errors.profiles.read_parquet", refuse)
+    assert run_errors(WorkDir(tmp_path / "w", "video_games"), BuildConfig())["skipped"]
+
+
 def test_freshness_is_decided_before_any_model_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = tmp_path / "lt"
     generate_reviews(_real_slice(), "Video_Games", 60, src)
@@ -240,8 +295,9 @@ def test_executor_choice_is_checked() -> None:
 def test_local_processes_and_a_two_worker_ray_cluster_write_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The users-stage parses on 2 local processes and on a local Ray cluster of two worker nodes
-    (started here, loopback only) give the in-process bytes."""
+    """Every executor map (users-stage parses, profiles encoding and audits, error detection) on 2 local
+    processes and on a local Ray cluster of two worker nodes (started here, loopback only) gives the
+    in-process bytes."""
     # loopback for the driver and every Ray process it starts (they inherit the environment)
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     ray = pytest.importorskip("ray")
@@ -253,11 +309,12 @@ def test_local_processes_and_a_two_worker_ray_cluster_write_the_same_bytes(
     monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)  # in case ray was imported before
     src = tmp_path / "lt"
     generate_reviews(_real_slice(), "Video_Games", 300, src)
-    inline = _build(tmp_path / "inline", src)
+    monkeypatch.setattr("pqb.builders.writing_errors.profiles.ERRORS_CHUNK", 200)  # several chunks
+    inline = _build(tmp_path / "inline", src, later=True)
     local = LocalExecutor(2)
     try:
         monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path / "cache-local")  # cold: workers parse
-        assert _build(tmp_path / "local", src, executor=local) == inline
+        assert _build(tmp_path / "local", src, executor=local, later=True) == inline
     finally:
         local.close()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
@@ -268,7 +325,7 @@ def test_local_processes_and_a_two_worker_ray_cluster_write_the_same_bytes(
         try:
             assert ex.workers == 2
             monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path / "cache-ray")
-            assert _build(tmp_path / "ray", src, executor=ex) == inline
+            assert _build(tmp_path / "ray", src, executor=ex, later=True) == inline
         finally:
             ex.close()
             ray.shutdown()

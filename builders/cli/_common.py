@@ -57,7 +57,8 @@ def workdir_of(args: argparse.Namespace) -> Any:
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--executor``, ``--workers``, ``--ray-address``: where the parse maps run (never what they output)."""
+    """``--executor``, ``--workers``, ``--ray-address``: where the per-chunk maps (parsing, encoding, audits,
+    error detection) run, never what they output."""
     parser.add_argument(
         "--executor", choices=("local", "ray"), default="local",
         help="local processes (default) or a Ray cluster (pip install 'pqb[ray]')",

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import argparse
 
-from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
+from pqb.builders.cli._common import (
+    add_executor_arguments,
+    add_stage_arguments,
+    executor_from_args,
+    report,
+    workdir_of,
+)
 
 HELP = "Recover each user's writing errors (GEC + ERRANT) and build per-user, per-context error profiles."
 EPILOG = """examples:
   pqb-build errors --domain video_games --workdir work
   pqb-build errors --domain video_games --workdir work --backend quire
   pqb-build errors --domain video_games --backend gector:/models/gector-roberta-large
+  pqb-build errors --domain video_games --workers 2
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stage_arguments(parser)
+    add_executor_arguments(parser)
     parser.add_argument(
         "--backend",
         default="symspell",
@@ -27,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.config import BuildConfig
     from pqb.builders.writing_errors.profiles import run_errors
 
-    cfg = BuildConfig(seed=args.seed, error_backend=args.backend)
-    stats = run_errors(workdir_of(args), cfg, force=args.force)
+    executor = executor_from_args(args)
+    cfg = BuildConfig(seed=args.seed, error_backend=args.backend, executor=executor)
+    try:
+        stats = run_errors(workdir_of(args), cfg, force=args.force)
+    finally:
+        executor.close()
     report(f"errors {args.domain}", stats)
     return 0

