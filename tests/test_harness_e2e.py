@@ -113,6 +113,7 @@ def test_end_to_end_metrics_schema_samples(dataset, tmp_path):
     bd = res["breakdowns"]["pqb_error_video_games"]
     assert bd["mechanism"]["transposition"]["n"] == 3 and bd["n_edits"]["2"]["n"] == 1
     assert bd["location"]["content_word"]["n"] == 6 and bd["location"]["function_word_only"]["n"] == 0
+    assert sum(v["n"] for v in bd["position"].values()) >= 6 and "unknown" not in bd["position"]
     assert bd["profile"]["all"]["n"] == bd["profile"]["personal"]["n"] == 6
     assert res["config"]["model_info"]["library"] == "bm25s" and res["config"]["model_info"]["k1"] == 1.5
 

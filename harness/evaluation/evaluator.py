@@ -40,7 +40,7 @@ from pqb.harness.evaluation.dataset_checks import (
     violation_lines,
 )
 from pqb.harness.evaluation.design import derive, effective_unit, task_design
-from pqb.harness.evaluation.pairs import PairSet, dosed_rows, edit_count, edit_locations, edit_mechanisms
+from pqb.harness.evaluation.pairs import EDIT_FIELDS, PairSet, dosed_rows, edit_count, edit_values
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
 from pqb.harness.evaluation.run_cache import RankEntry, RunCache
 from pqb.harness.retrievers.base import MAX_SCORE_CELLS, Corpus, Retriever, apply_cutoff, topk_stable
@@ -328,13 +328,12 @@ def compute_task(data: TaskData, ranks: np.ndarray, *, n_boot: int, seed: int, u
 
 
 def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
-    """Deg@K and MRRdeg (and n) by edit mechanism, number of edits, location class (a pair counts under
-    each class its edits touch; ``function_word_only`` is the built-in control: pairs whose edits all fall
-    on function words), and personal vs backoff profile (``all`` beside ``personal`` only)."""
+    """Deg@K and MRRdeg (and n) by edit mechanism, location class and position in the word (a pair counts
+    under each value its edits take; ``function_word_only`` is the built-in control: pairs whose edits all
+    fall on function words), number of edits, and personal vs backoff profile (``all`` beside them)."""
     cfg, pairs = data.cfg, data.pairs
     deg = M.error_degradation(ranks[pairs.pair_a], ranks[pairs.pair_b], cfg.k_values, cfg.rr_cutoff)
     rows = [data.rows[i] for i in pairs.row_index[pairs.pair_a]]
-    mech_lists = [edit_mechanisms(r) for r in rows]
     n_edits = [str(n) if (n := edit_count(r)) is not None else "unknown" for r in rows]
 
     def summarize(mask: np.ndarray) -> dict[str, float | int]:
@@ -342,22 +341,24 @@ def error_breakdown(data: TaskData, ranks: np.ndarray) -> dict[str, Any]:
         out["n"] = int(mask.sum())
         return out
 
-    mechs = sorted({m for ms in mech_lists for m in ms})
-    by_mech = {m: summarize(np.asarray([m in ms for ms in mech_lists], dtype=bool)) for m in mechs}
-    by_n = {n: summarize(np.asarray([x == n for x in n_edits], dtype=bool)) for n in sorted(set(n_edits))}
-    loc_lists = [edit_locations(r) for r in rows]
-    locs = sorted({x for ls in loc_lists for x in ls})
-    by_loc = {x: summarize(np.asarray([x in ls for ls in loc_lists], dtype=bool)) for x in locs}
-    if loc_lists:
-        by_loc["function_word_only"] = summarize(
-            np.asarray([ls == ["function_word"] for ls in loc_lists], dtype=bool)
-        )
+    out: dict[str, Any] = {}
+    for by in EDIT_FIELDS:
+        lists = [edit_values(r, by) for r in rows]
+        values = sorted({x for xs in lists for x in xs})
+        out[by] = {x: summarize(np.asarray([x in xs for xs in lists], dtype=bool)) for x in values}
+        if by == "location" and lists:
+            out[by]["function_word_only"] = summarize(
+                np.asarray([xs == ["function_word"] for xs in lists], dtype=bool)
+            )
+    out["n_edits"] = {
+        n: summarize(np.asarray([x == n for x in n_edits], dtype=bool)) for n in sorted(set(n_edits))
+    }
     backoff = [r.get("backoff") for r in rows]
-    by_profile = {"all": summarize(np.ones(len(rows), dtype=bool))}
+    out["profile"] = {"all": summarize(np.ones(len(rows), dtype=bool))}
     if any(b is not None for b in backoff):
-        by_profile["personal"] = summarize(np.asarray([b is False for b in backoff], dtype=bool))
-        by_profile["backoff"] = summarize(np.asarray([b is True for b in backoff], dtype=bool))
-    return {"mechanism": by_mech, "n_edits": by_n, "location": by_loc, "profile": by_profile}
+        out["profile"]["personal"] = summarize(np.asarray([b is False for b in backoff], dtype=bool))
+        out["profile"]["backoff"] = summarize(np.asarray([b is True for b in backoff], dtype=bool))
+    return out
 
 
 # -- samples and TREC ------------------------------------------------------------------------------------
@@ -388,8 +389,8 @@ def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks
         if sides := cfg.pairtype.sides:
             row = data.rows[int(pairs.row_index[i])]
             rec["side"] = sides[0] if i < len(pairs.pair_a) else sides[1]
-            rec["mechanisms"] = edit_mechanisms(row)
-            rec["locations"] = edit_locations(row)
+            for by in EDIT_FIELDS:
+                rec[f"{by}s"] = edit_values(row, by)
             rec["n_edits"] = edit_count(row)
         out.append(rec)
     return out

@@ -124,11 +124,11 @@ def dosed_rows(rows: Sequence[dict[str, Any]], dose: int) -> list[dict[str, Any]
     return out
 
 
-def edit_locations(row: dict[str, Any]) -> list[str]:
-    """Distinct location classes of a row's edits, sorted (``unknown`` for edits without one)."""
-    return sorted({str(e.get("location") or "unknown") for e in (row.get("error_edits") or [])})
+EDIT_FIELDS: tuple[str, ...] = ("mechanism", "location", "position")
+"""The ``error_edits`` fields the error breakdown groups by (a pair counts once under each value its
+edits take; ``unknown`` for edits without one, e.g. a position in a schema-1.1 dataset)."""
 
 
-def edit_mechanisms(row: dict[str, Any]) -> list[str]:
-    """Distinct mechanisms of a row's edits, sorted (a pair counts once per mechanism)."""
-    return sorted({str(e.get("mechanism")) for e in (row.get("error_edits") or [])})
+def edit_values(row: dict[str, Any], field: str) -> list[str]:
+    """Distinct values of ``field`` over a row's edits, sorted (``unknown`` where an edit has none)."""
+    return sorted({str(e.get(field) or "unknown") for e in (row.get("error_edits") or [])})

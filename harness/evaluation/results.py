@@ -32,9 +32,10 @@ from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
 from pqb.harness.task_registry import TaskRegistry
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
-1.2: flat CI numbers (``<m>_ci_lower``/``<m>_ci_upper``), lm-eval model fields, details out of the model folder."""
+1.2: flat CI numbers (``<m>_ci_lower``/``<m>_ci_upper``), lm-eval model fields, details out of the model folder.
+1.3: error breakdowns by position in the word (``breakdowns/<task>/position``)."""
 CI_SUFFIXES = ("_ci_lower", "_ci_upper")
 DETAILS_DIR = "details"
 """``<output_path>/details/<model_sanitized>/``: samples, runs, qrels and checkpoints of each run."""

@@ -182,7 +182,7 @@ def _breakdown_tables(breakdown: pd.DataFrame, domain: str) -> str:
         sub = part[part["by"] == by]
         metrics = sorted(sub["metric"].unique(), key=lambda m: (m.startswith("mrr"), len(m), m))
         what = {"mechanism": "Error mechanism", "n_edits": "Edits", "location": "Edit location",
-                "profile": "Profile"}.get(by, by)  # fmt: skip
+                "position": "Position in the word", "profile": "Profile"}.get(by, by)  # fmt: skip
         head = "".join(f"<th>{_esc(LABELS.get(m, m))} (%)</th>" for m in metrics)
         rows = []
         for (model, stratum), cell in sorted(sub.groupby(["model", "stratum"])):

@@ -277,7 +277,7 @@ def breakdown_markdown(frame: pd.DataFrame) -> str:
             title = "all domains, pooled by pair count" if domain == "all" else domain
             what = {
                 "mechanism": "error mechanism", "n_edits": "number of edits", "location": "edit location",
-                "profile": "profile (personal vs backoff)",
+                "position": "position in the word", "profile": "profile (personal vs backoff)",
             }.get(by, by)  # fmt: skip
             lines = [
                 f"#### By {what} — {title}",
