@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
+from types import ModuleType
 
 import network_guard
 import pytest
@@ -27,3 +30,14 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     cache = tmp_path_factory.mktemp("pqb_cache")
     monkeypatch.setattr(settings, "PQB_CACHE_DIR", cache)
     monkeypatch.setenv("PQB_CACHE_DIR", str(cache))
+
+
+@pytest.fixture(scope="module")
+def app() -> ModuleType:
+    """The leaderboard Space's ``leaderboard/app.py``, loaded from its file (it is not a package module)."""
+    path = Path(__file__).resolve().parent.parent / "leaderboard" / "app.py"
+    spec = importlib.util.spec_from_file_location("pqb_space_app", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -59,14 +59,6 @@ def test_evaluate_module_loads_by_folder_and_by_file() -> None:
     assert by_folder == by_file and by_file["flip@10"] == 0.5 and by_file["n_pairs"] == 2
 
 
-@pytest.fixture(scope="module")
-def app():
-    spec = importlib.util.spec_from_file_location("pqb_space_app_paths", ROOT / "leaderboard" / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_space_without_its_env_vars_is_one_line(app, monkeypatch) -> None:
     monkeypatch.delenv("PQB_LEADERBOARD_PARQUET", raising=False)
     monkeypatch.delenv("PQB_RESULTS_REPO", raising=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -12,14 +11,6 @@ from pqb.harness.reporting.leaderboard import write_leaderboard
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "leaderboard" / "results"
-
-
-@pytest.fixture(scope="module")
-def app():
-    spec = importlib.util.spec_from_file_location("pqb_space_app", ROOT / "leaderboard" / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
