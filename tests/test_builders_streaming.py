@@ -300,7 +300,7 @@ def test_local_processes_and_a_two_worker_ray_cluster_write_the_same_bytes(
     in-process bytes."""
     # loopback for the driver and every Ray process it starts (they inherit the environment)
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    ray = pytest.importorskip("ray")
+    ray = pytest.importorskip("ray", reason="Ray is the optional `ray` extra (installed by scripts/setup.sh)")
     from ray._private import ray_constants
     from ray.cluster_utils import Cluster
 
