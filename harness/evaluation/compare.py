@@ -185,15 +185,18 @@ def _permutation_diffs(cfg: TaskConfig, da: Design, db: Design, cross: Mapping[t
     out = {k: np.full(n_perm, np.nan) for k in names}
     rng = np.random.default_rng([seed, 1])  # independent of the bootstrap draws, same on every machine
     width = max([da.n_units, *(lv.n for lv in da.levels.values())])
+    swaps = {name: _SwapSums.of(la, db.levels[name], da.n_units) for name, la in da.levels.items()
+             if la.single and la.n}  # fmt: skip
     for rows, flips in _flip_chunks(rng, da.n_units, n_perm, width):
         ma: dict[str, np.ndarray] = {}
         mb: dict[str, np.ndarray] = {}
         for name, la in da.levels.items():
             if la.n == 0:
                 continue
-            sa, sb = _swapped_means(
-                la, db.levels[name], flips, da.n_units, cross if name == "pairs" else None
-            )
+            if name in swaps:
+                sa, sb = swaps[name].means(flips)
+            else:
+                sa, sb = _swapped_means(la, db.levels[name], flips, cross if name == "pairs" else None)
             ma.update(sa)
             mb.update(sb)
         ra, rb = derive(ma, cfg.k_values), derive(mb, cfg.k_values)
@@ -202,20 +205,40 @@ def _permutation_diffs(cfg: TaskConfig, da: Design, db: Design, cross: Mapping[t
     return out
 
 
-def _swapped_means(la: Level, lb: Level, flips: np.ndarray, n_units: int,
-                   cross: Mapping[tuple[int, int], Level] | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
-    """Means of the two pseudo-systems for each permutation (rows of ``flips``), one metric at a time.
+@dataclass(frozen=True)
+class _SwapSums:
+    """A single-unit level's per-unit sums under both systems, prepared once for every permutation chunk.
 
-    Single-unit levels swap per-unit sums (A' = ΣA + Σ_swapped (B − A)); a two-unit pair scores each
-    side from the system its own unit kept, via the ``cross`` levels."""
-    f = flips.astype(np.float64)
-    if la.single:
+    A permutation swaps whole units, so A' = ΣA + Σ_swapped (B − A): one exact product of the swap bits
+    with the fixed-point per-unit differences (:func:`fixed_point`)."""
+
+    names: tuple[str, ...]
+    sum_a: dict[str, float]
+    sum_b: dict[str, float]
+    total: float
+    ints: np.ndarray
+    scale: np.ndarray
+
+    @classmethod
+    def of(cls, la: Level, lb: Level, n_units: int) -> _SwapSums:
         (sa, tot), (sb, _) = la.unit_sums(n_units), lb.unit_sums(n_units)
-        total = tot.sum()
-        moved = exact_product(f, *fixed_point(np.column_stack([sb[k] - sa[k] for k in sa]), n_units))
-        out_a = {k: (sa[k].sum() + moved[:, i]) / total for i, k in enumerate(sa)}
-        out_b = {k: (sb[k].sum() - moved[:, i]) / total for i, k in enumerate(sa)}
+        ints, scale = fixed_point(np.column_stack([sb[k] - sa[k] for k in sa]), n_units)
+        return cls(
+            tuple(sa), {k: sa[k].sum() for k in sa}, {k: sb[k].sum() for k in sa}, tot.sum(), ints, scale
+        )
+
+    def means(self, flips: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        moved = exact_product(flips.astype(np.float64), self.ints, self.scale)
+        out_a = {k: (self.sum_a[k] + moved[:, i]) / self.total for i, k in enumerate(self.names)}
+        out_b = {k: (self.sum_b[k] - moved[:, i]) / self.total for i, k in enumerate(self.names)}
         return out_a, out_b
+
+
+def _swapped_means(la: Level, lb: Level, flips: np.ndarray,
+                   cross: Mapping[tuple[int, int], Level] | None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+    """Means of the two pseudo-systems for each permutation (rows of ``flips``) of a two-unit level: a pair
+    scores each side from the system its own unit kept, via the ``cross`` levels (single-unit levels use
+    :class:`_SwapSums`)."""
     base = np.ones(la.n) if la.base is None else la.base
     s1, s2 = flips[:, la.units[:, 0]].astype(bool), flips[:, la.units[:, 1]].astype(bool)
     table = {(0, 0): la, (1, 1): lb, **(cross or {})}  # (source of side a, source of side b)
