@@ -11,6 +11,9 @@ process, so its peak RSS is its own:
 
 * ``ours`` — ``bm25`` (bm25s variant, the paper's setting k1=1.5, b=0.75, method lucene, no stemmer):
   index from raw text, then score + rank (cutoff 200) + top-200 of every query;
+  with the compiled kernel when numba is installed (``kernel=auto``; its one-query warm-up, which loads
+  or compiles the kernel, is timed apart);
+* ``ours-numpy`` — the same with ``kernel=numpy``: its lists and ranks must equal ``ours``'s;
 * ``bm25s`` — ``bm25s.tokenize`` + ``BM25.index``, then ``retrieve(k=200, n_threads=2)`` (top-200 only:
   no target rank, less work than ours);
 * ``pyserini`` — Lucene indexing (2 threads) and ``batch_search(k=200, threads=2)``;
@@ -25,6 +28,7 @@ average is printed beside the table: on a shared machine, timings move with othe
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -65,18 +69,26 @@ def child(system: str, folder: Path, out: Path) -> None:
         "n_queries": len(queries),
     }
     tg = np.asarray(targets, np.int64)
-    if system in ("ours", "ours-lucene"):
+    if system in ("ours", "ours-numpy", "ours-lucene"):
         from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
 
         args = {"variant": "lucene", "k1": 0.9, "b": 0.4} if system == "ours-lucene" else {}
-        r = BM25Retriever(**args)
+        r = BM25Retriever(**args, kernel="numpy" if system == "ours-numpy" else "auto")
         t = time.perf_counter()
         r.index(corpus)
         res["index_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        r.rank(
+            queries[:1], np.zeros(1, np.int64), tg[:1], k=200, cutoff=200
+        )  # numba loads/compiles its kernel
+        res["warmup_s"], res["kernel"] = time.perf_counter() - t, "numba" if r._scorer.compiled else "numpy"
         t, c = time.perf_counter(), time.process_time()
         ranked = r.rank(queries, np.arange(len(queries)), tg, k=200, cutoff=200)
         res["query_s"], res["query_cpu_s"] = time.perf_counter() - t, time.process_time() - c
         res["ranks"] = [None if not np.isfinite(x) else int(x) for x in ranked.ranks]
+        res["top_sha"] = hashlib.sha256(
+            ranked.top.indices.tobytes() + ranked.top.scores.tobytes()
+        ).hexdigest()
         res["band"] = r._scorer.stats if r._scorer is not None else {}
     elif system == "bm25s":
         import bm25s
@@ -202,11 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     import loadtest_data as lt
 
     a.work.mkdir(parents=True, exist_ok=True)
-    systems = ["ours", "bm25s"] + ([] if a.no_pyserini else ["pyserini", "ours-lucene"])
+    systems = ["ours", "ours-numpy", "bm25s"] + ([] if a.no_pyserini else ["pyserini", "ours-lucene"])
     lines = [f"{lt.LABEL} corpora; load average {os.getloadavg()[0]:.1f} at start on {os.cpu_count()} CPUs", "",
              "| docs | ours: index / q/s (score + ranks + top-200) / peak MB | bm25s: index / q/s (top-200, 2 thr) / peak MB "
-             "| pyserini: index / q/s (top-200, 2 thr) | ours ÷ bm25s | ours ÷ pyserini | lucene variant: q/s, ranks = pyserini |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+             "| pyserini: index / q/s (top-200, 2 thr) | ours ÷ bm25s | ours ÷ pyserini | lucene variant: q/s, ranks = pyserini "
+             "| ours, kernel=numpy: q/s, ranks and lists = ours |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     e2e_lines: list[str] = []
     cpu_lines = ["| docs | " + " | ".join(systems) + " | ours ÷ bm25s |", "|---" * (len(systems) + 2) + "|"]
     for n in [int(x) for x in a.docs.split(",")]:
@@ -221,8 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         res = {s: _run_child(s, folder, a.work) for s in systems}
         qps = {s: r["n_queries"] / r["query_s"] for s, r in res.items()}
-        o, b = res["ours"], res["bm25s"]
-        cells = [f"{n:,}", f"{o['index_s']:.1f} s / {qps['ours']:,.0f} / {o['peak_rss_mb']:.0f}",
+        o, b, onp = res["ours"], res["bm25s"], res["ours-numpy"]
+        cells = [f"{n:,}", f"{o['index_s']:.1f} s / {qps['ours']:,.0f} / {o['peak_rss_mb']:.0f} ({o['kernel']}, "
+                           f"warm-up {o['warmup_s']:.1f} s)",
                  f"{b['index_s']:.1f} s / {qps['bm25s']:,.0f} / {b['peak_rss_mb']:.0f}"]  # fmt: skip
         if "pyserini" in res:
             ps, ol = res["pyserini"], res["ours-lucene"]
@@ -232,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{qps['ours-lucene']:,.0f}, {same:,}/{len(ps['ranks']):,} identical"]  # fmt: skip
         else:
             cells += ["–", f"{qps['ours'] / qps['bm25s']:.2f}×", "–", "–"]
+        same = o["ranks"] == onp["ranks"] and o["top_sha"] == onp["top_sha"]
+        cells.append(f"{qps['ours-numpy']:,.0f}, {'identical' if same else 'DIFFERENT'}")
         lines.append("| " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
         cpu = {s_: r["n_queries"] / r["query_cpu_s"] for s_, r in res.items() if r.get("query_cpu_s")}

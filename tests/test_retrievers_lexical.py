@@ -16,6 +16,7 @@ from pqb.harness.evaluation.ranking import target_ranks
 from pqb.harness.retrievers import base
 from pqb.harness.retrievers.base import apply_cutoff, topk_stable
 from pqb.harness.retrievers.lexical import inverted_index as ii
+from pqb.harness.retrievers.lexical import kernels, scoring
 from pqb.harness.retrievers.lexical.analysis import LuceneEnglishAnalyzer, RegexAnalyzer
 from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
 from pqb.harness.retrievers.lexical.porter import porter_stem
@@ -198,11 +199,16 @@ def _tie_heavy_corpus(n_docs=600, seed=3):
     return build_corpus(ids, ids, texts), queries
 
 
+KERNEL_PARAMS = ["numpy", pytest.param("numba", marks=pytest.mark.skipif(not kernels.available(), reason="numba (the fast extra) is not installed"))]  # fmt: skip
+
+
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
 @pytest.mark.parametrize("variant", ["bm25s", "lucene"])
 @pytest.mark.parametrize(("k", "cutoff"), [(10, 20), (50, 200), (7, None)])
-def test_rank_contract_equals_dense_reference(variant, k, cutoff):
+def test_rank_contract_equals_dense_reference(variant, k, cutoff, kernel):
     corpus, queries = _tie_heavy_corpus()
-    r = BM25Retriever(variant=variant)
+    queries = [*queries, "alpha alpha beta", "gamma gamma gamma"]  # terms named more than once
+    r = BM25Retriever(variant=variant, kernel=kernel)
     r.index(corpus)
     rng = np.random.default_rng(1)
     query_of = np.repeat(np.arange(len(queries)), 2)
@@ -218,6 +224,8 @@ def test_rank_contract_equals_dense_reference(variant, k, cutoff):
     assert ties.any() and (np.isinf(ranks).any() if cutoff else True)  # the fixture exercises both rules
     finite = np.isfinite(got.ranks)
     assert cutoff is None or (got.ranks[finite] <= cutoff).all()
+    compiled = r._scorer.stats["compiled_band"]
+    assert compiled > 0 if kernel == "numba" and cutoff is not None else compiled == 0
 
 
 def test_threads_change_nothing():
@@ -236,6 +244,72 @@ def test_threads_change_nothing():
     ):
         np.testing.assert_array_equal(x, y)
     assert one.describe() == two.describe()
+
+
+needs_numba = pytest.mark.skipif(not kernels.available(), reason="numba (the fast extra) is not installed")
+
+
+@needs_numba
+def test_compiled_band_overflow_takes_the_numpy_path(monkeypatch):
+    """A band wider than the kernel's buffer (a huge tie) is flagged and ranked by the numpy path."""
+    corpus, queries = _tie_heavy_corpus()
+    targets = np.arange(len(queries)) % len(corpus)
+    ref = BM25Retriever(kernel="numpy")
+    ref.index(corpus)
+    want = ref.rank(queries, np.arange(len(queries)), targets, k=20, cutoff=50)
+    monkeypatch.setattr(scoring, "BAND_CAPACITY", 60)
+    r = BM25Retriever(kernel="numba")
+    r.index(corpus)
+    got = r.rank(queries, np.arange(len(queries)), targets, k=20, cutoff=50)
+    assert 0 < r._scorer.stats["compiled_band"] < len(queries) and r._scorer.stats["pruned_band"] > 0
+    for x, y in ((got.ranks, want.ranks), (got.ties, want.ties), (got.top.indices, want.top.indices),
+                 (got.top.scores, want.top.scores)):  # fmt: skip
+        np.testing.assert_array_equal(x, y)
+
+
+def _band_reference(row, K):
+    """Every document whose float32 score is within two tie tolerances of the float32 K-th best."""
+    s32 = row.astype(np.float32)
+    kth = float(np.sort(s32)[-K])
+    floor = kth - 2 * base.tie_tolerance(kth)
+    return np.flatnonzero(s32 >= floor), floor
+
+
+@needs_numba
+@pytest.mark.parametrize("case", ["random", "sampled_docs_high", "ties", "negative"])
+def test_kernel_bands_are_the_exact_band(case):
+    """The sampled guess and the exact heap pass both give the band of the K-th best (or decline)."""
+    rng = np.random.default_rng(7)
+    n, K = 5000, 200
+    row = rng.random(n) * 10
+    if case == "sampled_docs_high":  # only sampled documents score: the guess finds < K above it
+        row[:] = 0.0
+        row[:: kernels.SAMPLE_STRIDE] = rng.random(len(row[:: kernels.SAMPLE_STRIDE])) + 1
+    elif case == "ties":
+        row = np.round(row, 0)
+    elif case == "negative":
+        row -= 9.5
+    out_d, out_s, heap = np.empty(n, np.int64), np.empty(n, np.float32), np.empty(K)
+    want, floor = _band_reference(row, K)
+    nb, got_floor = kernels._exact_band(row, K, heap, out_d, out_s)
+    assert got_floor == floor
+    np.testing.assert_array_equal(out_d[:nb], want)
+    np.testing.assert_array_equal(out_s[:nb], row[want].astype(np.float32))
+    nb, got_floor = kernels._sampled_band(row, K, heap, out_d, out_s)
+    if case in ("sampled_docs_high", "negative"):
+        assert nb == kernels.FALLBACK
+    else:
+        assert got_floor == floor
+        np.testing.assert_array_equal(out_d[:nb], want)
+    assert kernels._collect(row, -np.inf, -np.inf, out_d[:10], out_s[:10]) == kernels.FALLBACK
+
+
+def test_kernel_argument_checks():
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        BM25Retriever(kernel="cuda")
+    if not kernels.available():
+        with pytest.raises(ImportError, match="pip install 'pqb\\[fast\\]'"):
+            BM25Retriever(kernel="numba")
 
 
 def test_tie_rule_is_corpus_order():
@@ -258,11 +332,14 @@ def test_score_never_allocates_queries_by_corpus(monkeypatch):
     sizes = {block.shape for _, block in r.score_blocks(many)}
     assert max(rows for rows, _ in sizes) <= 16
     targets = np.zeros(len(many), np.int64)
+    r.rank(many[:2], np.arange(2), targets[:2], k=200, cutoff=200)  # numba compiles (or loads) its kernel
     tracemalloc.start()
     r.rank(many, np.arange(len(many)), targets, k=200, cutoff=200)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 12_000_000  # the top-200 lists (4.9 MB) + one row; never queries x corpus (37 MB)
+    # the top-200 lists (4.9 MB) + each worker's row and compiled-band buffers (3.2 MB); never queries x
+    # corpus (37 MB)
+    assert peak < 4_900_000 + r.threads * 3_300_000 + 1_000_000
 
 
 def test_index_cache_round_trip(tmp_path):

@@ -45,7 +45,7 @@ from pqb.harness.retrievers.base import (
 )
 from pqb.harness.retrievers.lexical import inverted_index
 from pqb.harness.retrievers.lexical.analysis import LuceneEnglishAnalyzer, RegexAnalyzer, Tokenized
-from pqb.harness.retrievers.lexical.scoring import SparseScorer
+from pqb.harness.retrievers.lexical.scoring import KERNELS, SparseScorer, check_kernel
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 """bm25s's default (scikit-learn's): drops one-character tokens. MODELS.md gives the Lucene-like one."""
@@ -91,6 +91,8 @@ class BM25Retriever(Retriever):
             ``MAX_SCORE_CELLS`` cells).
         threads: ranking threads (default 2); results are identical for any number (each query is
             computed alone, exactly), so it is not part of the cache key.
+        kernel: ``auto`` (default: compiled with numba when the ``fast`` extra is installed, else numpy),
+            ``numba`` or ``numpy``; both give the same bits (:mod:`.kernels`), so it is not in the cache key.
     """
 
     name = "bm25"
@@ -104,6 +106,7 @@ class BM25Retriever(Retriever):
         "field": one_of(*DOCUMENT_FIELDS),
         "chunk_size": positive_int,
         "threads": positive_int,
+        "kernel": one_of(*KERNELS),
     }
 
     def __init__(
@@ -119,6 +122,7 @@ class BM25Retriever(Retriever):
         chunk_size: int = 512,
         variant: str = "bm25s",
         threads: int = 2,
+        kernel: str = "auto",
     ) -> None:
         super().__init__()
         if field not in DOCUMENT_FIELDS:
@@ -141,6 +145,8 @@ class BM25Retriever(Retriever):
         self.token_pattern, self.lower, self.field = token_pattern, bool(lower), field
         self.chunk_size = int(chunk_size)
         self.threads = int(threads)
+        check_kernel(kernel)
+        self.kernel = str(kernel)
         self._analyzer = self._make_analyzer()
         self._vocab: dict[str, int] = {}
         self._scorer: SparseScorer | None = None
@@ -201,7 +207,7 @@ class BM25Retriever(Retriever):
             weights: Any = inverted_index.LuceneWeights(postings, k1=self.k1, b=self.b)
         else:
             weights = inverted_index.Bm25sWeights(postings, k1=self.k1, b=self.b, method=self.method)
-        self._scorer = SparseScorer(postings, weights.weight, weights.w)
+        self._scorer = SparseScorer(postings, weights, kernel=self.kernel)
 
     def _query_terms(self, queries: Sequence[str]) -> list[list[int]]:
         tokens: Tokenized = self._analyzer.tokenize(queries, self._vocab, grow=False)

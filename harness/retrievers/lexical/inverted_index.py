@@ -194,16 +194,16 @@ class LuceneWeights:
         df = postings.df().astype(np.float64)
         self.idf = np.log(1 + (doc_count - df + 0.5) / (df + 0.5)).astype(f32)
         self.norm_inverse = cache[length_bytes(postings.doc_len)]  # per document
-        self._tfn = (postings.tf * self.norm_inverse[postings.docs]).astype(f32)  # freq * normInverse
+        self.tfn = (postings.tf * self.norm_inverse[postings.docs]).astype(f32)  # freq * normInverse
         idf = self.idf[postings.term_of_posting()]
-        self.w = (idf - idf / (f32(1) + self._tfn)).astype(f32)
+        self.w = (idf - idf / (f32(1) + self.tfn)).astype(f32)
 
     def weight(self, postings: Postings, t: int, n: int) -> np.ndarray:
         a, z = postings.indptr[t], postings.indptr[t + 1]
         if n == 1:
             return self.w[a:z].astype(np.float64)
         w = np.float32(n) * self.idf[t]
-        return (w - w / (np.float32(1) + self._tfn[a:z])).astype(np.float64)
+        return (w - w / (np.float32(1) + self.tfn[a:z])).astype(np.float64)
 
 
 # -- persistence ----------------------------------------------------------------------------------------
