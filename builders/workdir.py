@@ -16,7 +16,7 @@ import importlib.metadata
 import json
 import platform
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,8 +177,8 @@ class ParquetStreamWriter:
             self.abort(ev)
 
 
-def read_parquet(path: Path) -> pa.Table:
-    return pq.read_table(path)
+def read_parquet(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
+    return pq.read_table(path, columns=None if columns is None else list(columns))
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,13 +6,23 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from pqb.builders.config import BuildConfig
 from pqb.builders.errors import MissingInputError
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
-from pqb.builders.writing_errors.profiles import ErrorProfiles, run_errors
+from pqb.builders.writing_errors.context import new_counts
+from pqb.builders.writing_errors.profiles import (
+    ErrorProfiles,
+    ProfilesWriter,
+    _user_chunks,
+    _user_starts,
+    domain_lexicon,
+    run_errors,
+)
+from pqb.dataset.io import atomic_write_json
 from pqb.dataset.schema import CHAR_MECHANISMS
 
 FIXES = {"gsme": "game", "controllet": "controller", "grwat": "great", "teh": "the", "realy": "really",
@@ -98,3 +108,72 @@ def test_run_errors_is_deterministic_and_skips_when_fresh(tmp_path: Path) -> Non
 def test_missing_sentences_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(MissingInputError, match="pqb-build users"):
         run_errors(WorkDir(tmp_path, "toy"), BuildConfig(), corrector=FakeCorrector())
+
+
+LEXICON_ROWS = [  # not grouped by user: a's two "zelda" sit four rows apart
+    ("b", "Zelda is fun"), ("a", "I like Zelda"), ("c", "fun fun"), ("c", "Mario jumps"), ("a", "zelda rocks"),
+    ("b", "rocks"), ("c", "NES is OK"), ("b", "Mario runs"), ("a", "Luigi waits"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("batch", [2, 65_536])
+@pytest.mark.parametrize("order", ["as_given", "reversed", "grouped"])
+def test_domain_lexicon_counts_user_by_user(order: str, batch: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("pqb.builders.writing_errors.profiles.LEXICON_BATCH", batch)  # users cross batches
+    rows = {"as_given": LEXICON_ROWS, "reversed": LEXICON_ROWS[::-1], "grouped": sorted(LEXICON_ROWS)}[order]
+    table = pa.table({"user_id": [u for u, _ in rows], "text": [t for _, t in rows]})
+    lex = domain_lexicon(table, None, min_users=2)
+    by_user = np.argsort(np.array([u for u, _ in rows]), kind="stable")  # the stage passes its own sort
+    assert domain_lexicon(table, None, min_users=2, by_user=by_user) == lex
+    # by hand: a {i, like, zelda x2, rocks, luigi, waits}; b {zelda, is, fun, rocks, mario, runs};
+    # c {fun x2, mario, jumps, nes, is, ok}
+    assert lex.words == {"zelda", "rocks", "is", "fun", "mario"}  # written by >= 2 users
+    assert lex.habitual == {"zelda", "fun"}  # one user wrote it twice; "rocks" twice but by two users
+    assert lex.names == {
+        "zelda",
+        "mario",
+    }  # mid-sentence capital (Zelda), capitalised twice (Mario); not Luigi
+    prods = pa.table({"title": ["Luigi Kart"], "brand": ["Nintendo"], "text": ["A racer"]})
+    with_products = domain_lexicon(table, prods, min_users=2)
+    assert with_products.words == lex.words | {"luigi", "kart", "nintendo", "a", "racer"}
+    assert with_products.names == lex.names | {"luigi", "kart", "nintendo"}
+
+
+def test_profiles_writer_gives_the_bytes_of_one_json_dump(tmp_path: Path) -> None:
+    users = {f"u{i}é": new_counts() | {"mechanisms": {"deletion": i}, "n_char": i} for i in range(5)}
+    prof = ErrorProfiles(glob=new_counts() | {"mechanisms": {}}, users=users, meta={"backend": "fake:1"})
+    atomic_write_json(tmp_path / "one.json", prof.to_json(), indent=None)
+    with ProfilesWriter(tmp_path / "chunked.json") as out:
+        for part in ({k: users[k] for k in list(users)[:2]}, {}, {k: users[k] for k in list(users)[2:]}):
+            out.add_users(part)
+        out.finish(prof.glob, prof.smoothing, prof.meta)
+    assert (tmp_path / "chunked.json").read_bytes() == (tmp_path / "one.json").read_bytes()
+    prof.save(tmp_path / "saved.json")
+    assert (tmp_path / "saved.json").read_bytes() == (tmp_path / "one.json").read_bytes()
+    empty = ErrorProfiles(glob=new_counts())
+    atomic_write_json(tmp_path / "e1.json", empty.to_json(), indent=None)
+    empty.save(tmp_path / "e2.json")
+    assert (tmp_path / "e1.json").read_bytes() == (tmp_path / "e2.json").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "chunked.json",
+        "e1.json",
+        "e2.json",
+        "one.json",
+        "saved.json",
+    ]
+    with ProfilesWriter(tmp_path / "bad.json") as out, pytest.raises(ValueError, match="sorted order"):
+        out.add_users({"u2": users["u2é"]})
+        out.add_users({"u1": users["u1é"]})
+
+
+def test_user_chunks_cut_at_user_boundaries_across_batches() -> None:
+    ids = ["c", "a", "b", "a", "c", "c", "b", "a", "d"]
+    col = pa.chunked_array([ids[:4], ids[4:]])
+    rows = np.argsort(np.array(ids), kind="stable")  # a a a b b c c c d
+    starts = _user_starts(col, rows, batch=2)
+    assert starts.tolist() == [3, 5, 8]
+    assert _user_starts(col, rows[:1]).tolist() == []
+    assert _user_chunks(starts, len(rows), 2) == [(0, 3), (3, 5), (5, 8), (8, 9)]
+    assert _user_chunks(starts, len(rows), 4) == [(0, 5), (5, 9)]
+    assert _user_chunks(starts, len(rows), 100) == [(0, 9)]
+    assert _user_chunks(np.zeros(0, np.int64), 0, 2) == []

@@ -136,7 +136,9 @@ def evaluate(
             }
         )  # fmt: skip
         if make_detector is None:
-            lex = domain_lexicon(sents, prods)
+            lex = domain_lexicon(
+                pa.table({"user_id": [u for u, _ in sents], "text": [t for _, t in sents]}), prods
+            )
             det = SymSpellCorrector(extra_words=lex.words, names=lex.names, habitual=lex.habitual, nlp=nlp)
         else:
             det = make_detector(sents, prods)

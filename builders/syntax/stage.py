@@ -13,7 +13,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from pqb.builders.config import BuildConfig, StageStats
@@ -106,10 +105,6 @@ def _rule_sets(texts: list[str], executor: Any) -> list[frozenset[str]]:
     return [rules[t] for t in texts]
 
 
-def _column(table: pa.Table, name: str) -> np.ndarray:
-    return table.column(name).to_numpy(zero_copy_only=False)
-
-
 # --------------------------------------------------------------------------------------------------
 # profiles
 # --------------------------------------------------------------------------------------------------
@@ -162,8 +157,8 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
 
     t0 = time.perf_counter()
     ex = cfg.executor
-    table = read_parquet(wd.path / SENTENCES).select(
-        ["sentence_id", "user_id", "parent_asin", "split", "text"]
+    table = read_parquet(
+        wd.path / SENTENCES, columns=["sentence_id", "user_id", "parent_asin", "split", "text"]
     )
     qualified = {u["user_id"] for u in read_parquet(wd.path / USERS).select(["user_id", "qualified"]).to_pylist()
                  if u["qualified"]}  # fmt: skip
@@ -180,7 +175,9 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     user_names = [names[i] for i in by_name]
     code = rank_of[coded.indices.to_numpy(zero_copy_only=False)]
     is_qualified = np.array([u in qualified for u in user_names], bool)[code]
-    is_profile = _column(table, "split") == "profile"
+    is_profile = pc.fill_null(pc.equal(table.column("split"), "profile"), False).to_numpy(
+        zero_copy_only=False
+    )
     eligible = is_profile & (is_qualified if encoder_users != "all" else True)
     counts = np.bincount(code[eligible], minlength=len(user_names))
     chosen = encoder_training_users(
@@ -200,6 +197,13 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     enc.save(wd.path / SYNTAX_DIR)
 
     use = np.flatnonzero(is_qualified)
+    # rows regrouped per user (sorted ids): its profile, then its held-out sentences, each in file order,
+    # so every user's rows are a slice (a view), not a copy; each embedding is written straight to its
+    # regrouped row (``position``), so no second (rows x dim) array is ever made
+    ucode, held = code[use], ~is_profile[use]
+    order = np.lexsort((np.arange(len(use)), held, ucode))
+    position = np.empty(len(use), np.int64)
+    position[order] = np.arange(len(use))
     parse_times: list[float] = []
 
     def jobs() -> Iterator[tuple[Any, list[frozenset[str]]]]:
@@ -221,13 +225,10 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             out.write_rows([{"sentence_id": s, "user_id": u, "split": sp, "z": z}
                             for s, u, sp, z in zip(part["sentence_id"], part["user_id"], part["split"],
                                                    Zc.tolist(), strict=True)])  # fmt: skip
-            Z[a : a + len(Zc)] = Zc
+            Z[position[a : a + len(Zc)]] = Zc
     t_parse += sum(parse_times)
-    # rows regrouped per user (sorted ids): its profile, then its held-out sentences, each in file order,
-    # so every user's rows are a slice (a view), not a copy
-    ucode, held = code[use], ~is_profile[use]
-    order = np.lexsort((np.arange(len(use)), held, ucode))
-    Z, held, key = Z[order], held[order], ucode[order] * 2 + held[order]
+    del position
+    held, key = held[order], ucode[order] * 2 + held[order]
     ranks = np.unique(ucode)
     p0, p1, h1 = (np.searchsorted(key, ranks * 2 + i) for i in range(3))
     held_sid = np.empty(len(use), object)

@@ -18,7 +18,9 @@ import functools
 import json
 import logging
 import re
-from collections import Counter, defaultdict
+import shutil
+import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import MissingInputError
@@ -50,7 +54,7 @@ from pqb.builders.writing_errors.context import (
     new_counts,
 )
 from pqb.builders.writing_errors.mechanisms import classify
-from pqb.dataset.io import atomic_write_json
+from pqb.dataset.io import atomic_path
 from pqb.dataset.progress import bar
 from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS, SURFACE_MECHANISMS, edit_position
 
@@ -220,7 +224,9 @@ class ErrorProfiles:
         )
 
     def save(self, path: Path) -> None:
-        atomic_write_json(path, self.to_json(), indent=None)
+        with ProfilesWriter(path) as out:
+            out.add_users(self.users)
+            out.finish(self.glob, self.smoothing, self.meta)
 
     @classmethod
     def load(cls, path: Path | str) -> ErrorProfiles:
@@ -231,6 +237,57 @@ class ErrorProfiles:
         if not p.is_file():
             raise MissingInputError(f"No error profiles at {p}; run `pqb-build errors` first.")
         return cls.from_json(json.loads(p.read_text()))
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class ProfilesWriter:
+    """Writes ``profiles.json`` a few users at a time, with the bytes of
+    ``atomic_write_json(path, profiles.to_json(), indent=None)``.
+
+    Why: at a million reviews the per-user counts are gigabytes as Python dicts (the file alone is
+    ~1.5 GB), so the stage serialises each chunk's users as it arrives (into a temporary spool file) and
+    keeps none of them. Users must come in increasing ``user_id`` order, the order ``sort_keys`` gives;
+    the global counts, known only at the end, are written by :meth:`finish`, which assembles the file
+    atomically. Use as a context manager, so the spool is removed however the stage ends.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._spool = tempfile.TemporaryFile("w+", encoding="utf-8", dir=self.path.parent)  # noqa: SIM115 (closed by __exit__)
+        self._last: str | None = None
+
+    def __enter__(self) -> ProfilesWriter:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._spool.close()
+
+    def add_users(self, users: Mapping[str, Mapping[str, Any]]) -> None:
+        for uid in sorted(users):
+            if self._last is not None and uid <= self._last:
+                raise ValueError(
+                    f"profiles: user {uid!r} after {self._last!r}; users must come in sorted order"
+                )
+            self._spool.write(f"{', ' if self._last is not None else ''}{_dumps(uid)}: {_dumps(users[uid])}")
+            self._last = uid
+
+    def finish(self, glob: Mapping[str, Any], smoothing: Smoothing, meta: Mapping[str, Any]) -> None:
+        rest = {"global": glob, "meta": meta, "smoothing": smoothing.to_dict(), "version": PROFILES_VERSION}
+        with atomic_path(self.path) as tmp, tmp.open("w", encoding="utf-8") as out:
+            for i, key in enumerate(sorted([*rest, "users"])):
+                out.write(f"{'{' if i == 0 else ', '}{_dumps(key)}: ")
+                if key == "users":
+                    out.write("{")
+                    self._spool.seek(0)
+                    shutil.copyfileobj(self._spool, out)
+                    out.write("}")
+                else:
+                    out.write(_dumps(rest[key]))
+            out.write("}\n")
 
 
 def empty_counts() -> dict[str, Any]:
@@ -350,8 +407,12 @@ class DomainLexicon:
 _LEX_WORD = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
 
 
+LEXICON_BATCH = 65_536
+"""Sentences converted to Python at a time while counting the domain lexicon."""
+
+
 def domain_lexicon(
-    sentences: Iterable[tuple[str, str]], products: pa.Table | None, min_users: int = 3
+    sentences: pa.Table, products: pa.Table | None, min_users: int = 3, by_user: np.ndarray | None = None
 ) -> DomainLexicon:
     """The domain's vocabulary for the slip detector.
 
@@ -359,6 +420,13 @@ def domain_lexicon(
     least ``min_users`` different users wrote (shared vocabulary, not a private slip). ``names``: words
     written capitalised in mid-sentence, or capitalised at least twice, or capitalised in a title/brand
     (names of games, artists, characters). ``habitual``: forms one user wrote at least twice.
+
+    ``sentences`` is a table with ``user_id`` and ``text`` columns, in any row order. Its rows are read
+    user by user (:data:`LEXICON_BATCH` rows converted at a time), so memory is the vocabulary plus one
+    user's words, not users x words: at a million reviews a per-(user, word) counter held gigabytes.
+    ``by_user``: the indices of the rows to read, grouped by user (the stage passes a slice of its own
+    sort, so neither a sort nor a filtered copy is made here); by default every row, sorted here on
+    ``user_id``. Every count is order-free, so the lexicon does not depend on the rows' order.
     """
     vocab: set[str] = set()
     names: set[str] = set()
@@ -374,22 +442,38 @@ def domain_lexicon(
             for attrs in products.column("attributes").to_pylist():
                 for a in attrs or []:
                     vocab.update(w.lower() for w in _LEX_WORD.findall(a.get("value") or ""))
-    by_word: dict[str, set[str]] = defaultdict(set)
+    writers: Counter[str] = Counter()  # word -> number of users who wrote it
     caps: Counter[str] = Counter()
     mid_caps: set[str] = set()
-    per_user: Counter[tuple[str, str]] = Counter()
-    for uid, text in sentences:
-        for i, w in enumerate(_LEX_WORD.findall(text)):
-            low = w.lower()
-            by_word[low].add(uid)
-            per_user[(uid, low)] += 1
-            if w[:1].isupper() and not w.isupper() and len(w) > 1:
-                caps[low] += 1
-                if i > 0:
-                    mid_caps.add(low)
-    vocab.update(w for w, us in by_word.items() if len(us) >= min_users)
-    names.update(mid_caps | {w for w, n in caps.items() if n >= 2})
-    habitual = {w for (_, w), n in per_user.items() if n >= 2}
+    habitual: set[str] = set()
+    mine: Counter[str] = Counter()  # the current user's words
+
+    def close_user() -> None:
+        writers.update(mine.keys())
+        habitual.update(w for w, k in mine.items() if k >= 2)
+        mine.clear()
+
+    rows = sentences.select(["user_id", "text"])
+    order = pa.array(by_user) if by_user is not None else pc.sort_indices(rows, [("user_id", "ascending")])
+    current: str | None = None
+    for a in range(0, len(order), LEXICON_BATCH):
+        part = rows.take(order.slice(a, LEXICON_BATCH))
+        for uid, text in zip(
+            part.column("user_id").to_pylist(), part.column("text").to_pylist(), strict=True
+        ):
+            if uid != current:
+                close_user()
+                current = uid
+            for i, w in enumerate(_LEX_WORD.findall(text or "")):
+                low = w.lower()
+                mine[low] += 1
+                if w[:1].isupper() and not w.isupper() and len(w) > 1:
+                    caps[low] += 1
+                    if i > 0:
+                        mid_caps.add(low)
+    close_user()
+    vocab.update(w for w, k in writers.items() if k >= min_users)
+    names.update(mid_caps | {w for w, k in caps.items() if k >= 2})
     return DomainLexicon(frozenset(vocab), frozenset(names), frozenset(habitual))
 
 
@@ -401,12 +485,17 @@ CORRECTOR_LIBRARIES = ("symspellpy", "pyspellchecker", "errant", "spacy", "en-co
 """Installed libraries that, besides the inputs and the builders' code, decide a corrector's id."""
 
 
+SENTENCE_COLUMNS = ("user_id", "sentence_id", "text", "split")
+"""The columns of ``sentences.parquet`` the stage reads (the others are never loaded)."""
+
+
 def _sentence_table(wd: WorkDir) -> tuple[pa.Table, pa.Table | None]:
     sp = wd.path / SENTENCES
     if not sp.is_file():
         raise MissingInputError(f"{sp} does not exist; run `pqb-build users --domain {wd.domain}` first.")
     users = read_parquet(wd.path / USERS) if (wd.path / USERS).is_file() else None
-    return read_parquet(sp), users
+    present = set(pq.read_schema(sp).names)
+    return read_parquet(sp, columns=[c for c in SENTENCE_COLUMNS if c in present]), users
 
 
 def _recorded_corrector_fresh(
@@ -477,15 +566,35 @@ def _errors_chunk(job: tuple[Any, list[tuple[str, str, str]], Smoothing]) -> dic
             "corrected": sum(1 for i in idx if unique[i] != fixed[i])}  # fmt: skip
 
 
-def _user_chunks(users: Sequence[str], size: int) -> list[tuple[int, int]]:
-    """``[start, end)`` row ranges of consecutive whole users (``users`` sorted), each >= ``size`` rows
+def _user_chunks(starts: np.ndarray, n: int, size: int) -> list[tuple[int, int]]:
+    """``[start, end)`` row ranges of consecutive whole users over ``n`` rows sorted by user, whose
+    users begin at the (increasing) rows ``starts`` besides row 0; each range holds >= ``size`` rows
     except the last."""
     out, start = [], 0
-    for i in range(1, len(users) + 1):
-        if i == len(users) or (i - start >= size and users[i] != users[i - 1]):
-            out.append((start, i))
-            start = i
+    while start < n:
+        j = int(np.searchsorted(starts, start + size))
+        end = int(starts[j]) if j < len(starts) else n
+        out.append((start, end))
+        start = end
     return out
+
+
+def _user_starts(user_ids: pa.ChunkedArray, rows: np.ndarray, batch: int = LEXICON_BATCH) -> np.ndarray:
+    """Positions in ``rows`` (besides 0) where a new user begins, ``rows`` being indices into
+    ``user_ids`` grouped by user; compared in Arrow a batch at a time (no copy of the column)."""
+    out = []
+    for a in range(1, len(rows), batch):
+        ids = user_ids.take(rows[a - 1 : a + batch])
+        new = pc.fill_null(pc.not_equal(ids.slice(1), ids.slice(0, len(ids) - 1)), True)
+        out.append(np.flatnonzero(new.to_numpy(zero_copy_only=False)) + a)
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def _text_ok(texts: pa.ChunkedArray, batch: int = LEXICON_BATCH) -> np.ndarray:
+    """Which texts are strings with a non-blank character (Python's ``str.strip``), a batch at a time."""
+    it = (isinstance(t, str) and bool(t.strip()) for a in range(0, len(texts), batch)
+          for t in texts.slice(a, batch).to_pylist())  # fmt: skip
+    return np.fromiter(it, bool, len(texts))
 
 
 def run_errors(
@@ -502,8 +611,6 @@ def run_errors(
     are those of one pass. ``cfg.seed`` is recorded (the stage draws nothing at random, but every stage
     config carries it). Returns the stage statistics.
     """
-    import pyarrow.compute as pc
-
     from pqb.builders.nlp import installed_spacy_model_id
 
     backend, seed, smoothing = cfg.error_backend, cfg.seed, Smoothing()
@@ -534,82 +641,105 @@ def run_errors(
         return done
     sents, users = _sentence_table(workdir)
     n, names = len(sents), set(sents.column_names)
-    texts = sents.column("text").to_pylist() if "text" in names else [None] * n
-    ok_text = np.fromiter((isinstance(t, str) and bool(t.strip()) for t in texts), bool, n)
+    ok_text = _text_ok(sents.column("text")) if "text" in names else np.zeros(n, bool)
     malformed = int(n - ok_text.sum())
-    user_ids = sents.column("user_id").to_pylist()
+    # one stable sort by (user, sentence): its restriction to any subset of rows is that subset's sort
+    order = pc.sort_indices(sents, [("user_id", "ascending"), ("sentence_id", "ascending")]).to_numpy()
     keep = np.ones(n, bool)
     if users is not None and "qualified" in users.column_names:
-        qset = {u["user_id"] for u in users.select(["user_id", "qualified"]).to_pylist() if u["qualified"]}
-        keep = np.fromiter((u in qset for u in user_ids), bool, n)
+        qualified = users.column("user_id").filter(pc.fill_null(users.column("qualified"), False))
+        member = pc.is_in(sents.column("user_id"), value_set=qualified.combine_chunks())
+        keep = pc.fill_null(member, False).to_numpy(zero_copy_only=False)
     if corrector is None:
         from pqb.builders.writing_errors.detection import get_corrector
 
         kwargs: dict[str, Any] = {}
         if backend == "symspell":
             prods = read_parquet(workdir.path / PRODUCTS) if (workdir.path / PRODUCTS).is_file() else None
-            lex = domain_lexicon(((user_ids[i], texts[i]) for i in np.flatnonzero(keep)), prods)
+            lex = domain_lexicon(sents, prods, by_user=order[keep[order]])
             kwargs |= {"extra_words": lex.words, "names": lex.names, "habitual": lex.habitual}
+            del prods, lex
         corrector = get_corrector(backend, **kwargs)
     stage = workdir.stage("errors", inputs, config(corrector.backend_id), [EDITS, PROFILES])
     if (done := stage.cached(force)) is not None:  # other libraries recorded, same corrector id
         log.info("errors: fresh, skipped")
         return done
-    split = sents.column("split").to_pylist() if "split" in names else [None] * n
-    chosen = keep & ok_text & np.fromiter((x == "profile" for x in split), bool, n)
-    del texts, user_ids, split
-    profile = sents.filter(pa.array(chosen)).select(["user_id", "sentence_id", "text"])
-    profile = profile.take(pc.sort_indices(profile, [("user_id", "ascending"), ("sentence_id", "ascending")]))
-    uids = profile.column("user_id").to_pylist()
-    chunks = _user_chunks(uids, ERRORS_CHUNK)
+    is_profile = (
+        pc.fill_null(pc.equal(sents.column("split"), "profile"), False).to_numpy(zero_copy_only=False)
+        if "split" in names
+        else np.zeros(n, bool)
+    )
+    rows = order[(keep & ok_text & is_profile)[order]]  # the profile sentences, sorted
+    del order, keep, ok_text, is_profile
+    profile = sents.select(["user_id", "sentence_id", "text"])
+    n_profile = len(rows)
+    chunks = _user_chunks(_user_starts(profile.column("user_id"), rows), n_profile, ERRORS_CHUNK)
 
     def jobs() -> Iterable[tuple[Any, list[tuple[str, str, str]], Smoothing]]:
-        for a, b in chunks:
-            part = profile.slice(a, b - a)
-            rows = list(zip(uids[a:b], part.column("sentence_id").to_pylist(), part.column("text").to_pylist(),
-                            strict=True))  # fmt: skip
-            yield corrector, rows, smoothing
+        for a, b in chunks:  # taken a chunk at a time: no sorted copy of the profile sentences
+            part = profile.take(rows[a:b])
+            items = list(
+                zip(*(part.column(c).to_pylist() for c in ("user_id", "sentence_id", "text")), strict=True)
+            )
+            yield corrector, items, smoothing
 
     mapped = map(_errors_chunk, jobs()) if cfg.executor is None else cfg.executor.map(_errors_chunk, jobs())
-    glob, per_user, edit_rows, n_corrected = empty_counts(), {}, [], 0
-    for part in bar(
-        mapped, total=len(chunks), desc=f"errors ({corrector.backend_id})", unit="chunk", leave=False
-    ):
-        _add_counts(glob, part["glob"])
-        per_user.update(part["users"])
-        edit_rows += part["edits"]
-        n_corrected += part["corrected"]
-    profiles = ErrorProfiles(glob=glob, users=per_user, smoothing=smoothing)
-    edit_rows.sort(key=lambda r: (r["user_id"], r["sentence_id"], r["token_index"], r["original"]))
-    profiles.meta = {
-        "backend": corrector.backend_id,
-        "spacy": installed_spacy_model_id(),
-        "domain": workdir.domain,
-        "n_profile_sentences": len(uids),
-        "seed": seed,
+    glob, totals, edit_rows, n_corrected = empty_counts(), Counter[str](), [], 0
+    with ProfilesWriter(workdir.file(PROFILES)) as out:
+        for part in bar(
+            mapped, total=len(chunks), desc=f"errors ({corrector.backend_id})", unit="chunk", leave=False
+        ):
+            _add_counts(glob, part["glob"])
+            out.add_users(part["users"])  # serialised now, kept nowhere
+            totals.update(_user_totals(part["users"]))
+            edit_rows += part["edits"]
+            n_corrected += part["corrected"]
+        profiles = ErrorProfiles(glob=glob, smoothing=smoothing)  # the global model; users are in the file
+        profiles.meta = {
+            "backend": corrector.backend_id,
+            "spacy": installed_spacy_model_id(),
+            "domain": workdir.domain,
+            "n_profile_sentences": n_profile,
+            "seed": seed,
+        }
+        edit_rows.sort(key=lambda r: (r["user_id"], r["sentence_id"], r["token_index"], r["original"]))
+        write_parquet(pa.Table.from_pylist(edit_rows, schema=EDITS_SCHEMA), workdir.file(EDITS))
+        out.finish(profiles.glob, profiles.smoothing, profiles.meta)
+    stats = profile_stats(profiles, totals, edit_rows, n_corrected, n_profile) | {
+        "malformed_sentences": malformed
     }
-    write_parquet(pa.Table.from_pylist(edit_rows, schema=EDITS_SCHEMA), workdir.file(EDITS))
-    profiles.save(workdir.file(PROFILES))
-    stats = profile_stats(profiles, edit_rows, n_corrected, len(uids)) | {"malformed_sentences": malformed}
     stage.done(stats)
     return stats
 
 
+def _user_totals(users: Mapping[str, Mapping[str, Any]]) -> Counter[str]:
+    """Per-user figures :func:`profile_stats` reports, summed over ``users`` (so chunk sums add up)."""
+    return Counter(
+        users=len(users),
+        users_with_char_edits=sum(1 for u in users.values() if u["n_char"] > 0),
+        char_edits=sum(int(u["n_char"]) for u in users.values()),
+    )
+
+
 def profile_stats(
-    profiles: ErrorProfiles, edit_rows: Sequence[Mapping[str, Any]], n_corrected: int, n_sentences: int
+    profiles: ErrorProfiles,
+    user_totals: Mapping[str, int],
+    edit_rows: Sequence[Mapping[str, Any]],
+    n_corrected: int,
+    n_sentences: int,
 ) -> dict[str, Any]:
-    """Counts reported by the stage (and in the manifest)."""
+    """Counts reported by the stage (and in the manifest). ``profiles`` gives the global model and the
+    back-end; ``user_totals`` the per-user sums (:func:`_user_totals`), since the stage keeps no users."""
     mech = Counter(r["mechanism"] or "not_char_level" for r in edit_rows)
-    n_char = sum(int(u["n_char"]) for u in profiles.users.values())
     return {
         "backend": profiles.meta.get("backend"),
-        "users": len(profiles.users),
-        "users_with_char_edits": sum(1 for u in profiles.users.values() if u["n_char"] > 0),
+        "users": int(user_totals.get("users", 0)),
+        "users_with_char_edits": int(user_totals.get("users_with_char_edits", 0)),
         "profile_sentences": n_sentences,
         "corrected_sentences": n_corrected,
         "tokens": int(profiles.glob["n_tokens"]),
         "edits": len(edit_rows),
-        "char_edits": n_char,
+        "char_edits": int(user_totals.get("char_edits", 0)),
         "global_rate": profiles.global_rate,
         "mechanisms": dict(sorted(mech.items())),
         "global_mechanism_probs": profiles.global_mechanism_probs(),
