@@ -13,6 +13,7 @@ import pytest
 from pqb.builders.config import BuildConfig
 from pqb.builders.errors import MissingInputError
 from pqb.builders.workdir import WorkDir, read_parquet, write_parquet
+from pqb.builders.writing_errors import profiles as profiles_mod
 from pqb.builders.writing_errors.context import new_counts
 from pqb.builders.writing_errors.profiles import (
     ErrorProfiles,
@@ -164,6 +165,30 @@ def test_profiles_writer_gives_the_bytes_of_one_json_dump(tmp_path: Path) -> Non
     with ProfilesWriter(tmp_path / "bad.json") as out, pytest.raises(ValueError, match="sorted order"):
         out.add_users({"u2": users["u2é"]})
         out.add_users({"u1": users["u1é"]})
+
+
+@pytest.mark.parametrize("window", [7, 64, 1 << 24])
+def test_load_some_users_reads_the_file_as_a_stream(tmp_path: Path, monkeypatch, window: int) -> None:
+    """``load(path, users)`` equals the whole load restricted to those users, whatever the read window
+    (values longer than the window, numbers cut at its edge), in both files' layouts."""
+    users = {
+        f"u{i}é": new_counts() | {"mechanisms": {"deletion": i * 1234567}, "n_char": i} for i in range(6)
+    }
+    prof = ErrorProfiles(
+        glob=new_counts() | {"mechanisms": {"x": 1}}, users=users, meta={"backend": "fake:1"}
+    )
+    prof.save(tmp_path / "profiles.json")
+    atomic_write_json(tmp_path / "indented.json", prof.to_json(), indent=2)
+    monkeypatch.setattr(profiles_mod, "PROFILES_WINDOW", window)
+    want = ["u1é", "u4é", "nobody"]
+    for name in ("profiles.json", "indented.json"):
+        got = ErrorProfiles.load(tmp_path / name, want)
+        assert got.users == {u: users[u] for u in ("u1é", "u4é")}
+        assert (got.glob, got.meta, got.smoothing) == (prof.glob, prof.meta, prof.smoothing)
+        assert ErrorProfiles.load(tmp_path / name, []).users == {}
+    (tmp_path / "cut.json").write_text((tmp_path / "profiles.json").read_text()[:-40])
+    with pytest.raises(ValueError):
+        ErrorProfiles.load(tmp_path / "cut.json", want)
 
 
 def test_user_chunks_cut_at_user_boundaries_across_batches() -> None:

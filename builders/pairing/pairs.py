@@ -321,6 +321,7 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
             workdir.path,
             similarity="auto" if config.cosine_gate else None,
             evidence_floor=config.evidence_floor,
+            users=read_parquet(workdir.file(LINKS), columns=["user_id"]).column("user_id").to_pylist(),
         )
     params = {"seed": seed, **config.as_dict(), "injector": injector.settings() if injector else None}
     stage = workdir.stage("pair", inputs, params, [PAIRS])

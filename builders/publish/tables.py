@@ -136,13 +136,14 @@ def beir_views(rows: Sequence[Mapping[str, Any]]) -> tuple[pa.Table, pa.Table]:
     )
 
 
-def _error_summaries(workdir: WorkDir) -> Any:
-    """Builders II's per-user error profile summary function, or ``None`` when the errors stage has not run."""
+def _error_summaries(workdir: WorkDir, user_ids: Iterable[str]) -> Any:
+    """Builders II's per-user error profile summary function for ``user_ids``, or ``None`` when the errors
+    stage has not run."""
     from pqb.builders.writing_errors.profiles import ErrorProfiles
 
     if not (workdir.path / PROFILES).is_file():
         return None
-    return ErrorProfiles.load(workdir.path).summary
+    return ErrorProfiles.load(workdir.path, user_ids).summary
 
 
 def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
@@ -151,9 +152,10 @@ def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
 
     gaussians = load_gaussians(workdir.file(GAUSSIANS))
     counts = {str(r["user_id"]): r for r in read_parquet(workdir.file(USERS)).to_pylist()}
-    summary = _error_summaries(workdir)
+    wanted = sorted(set(user_ids))
+    summary = _error_summaries(workdir, wanted)
     out = []
-    for uid in sorted(set(user_ids)):
+    for uid in wanted:
         g, c = gaussians[uid], counts.get(uid, {})
         e = summary(uid) if summary is not None else {}
         mech = e.get("mechanisms") or []

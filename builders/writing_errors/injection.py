@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -365,13 +365,15 @@ class ErrorInjector:
         *,
         similarity: Similarity | str | None = None,
         nlp: Any = None,
+        users: Iterable[str] | None = None,
         **kw: Any,
     ) -> ErrorInjector:
         """Injector over ``<work>/<domain>/errors/profiles.json`` (a WorkDir, its folder or the file), with
         the corrector of the domain's ``corpus.parquet`` when it exists.
 
         ``similarity="auto"`` adds the cosine gate (:func:`default_similarity`); ``None`` (default) leaves
-        recoverability as the only gate.
+        recoverability as the only gate. ``users``: the only users queries will be written for (their
+        profiles are read; every other user is read past, :meth:`ErrorProfiles.load`).
         """
         sim = default_similarity() if similarity == "auto" else similarity
         if "corrector" not in kw:
@@ -383,7 +385,7 @@ class ErrorInjector:
                 from pqb.builders.writing_errors.recoverability import corrector_for_corpus
 
                 kw["corrector"] = corrector_for_corpus(pq.read_table(corpus).to_pylist())
-        return cls(ErrorProfiles.load(workdir_path), nlp, sim, **kw)  # type: ignore[arg-type]
+        return cls(ErrorProfiles.load(workdir_path, users), nlp, sim, **kw)  # type: ignore[arg-type]
 
     @property
     def nlp(self) -> Any:

@@ -229,14 +229,103 @@ class ErrorProfiles:
             out.finish(self.glob, self.smoothing, self.meta)
 
     @classmethod
-    def load(cls, path: Path | str) -> ErrorProfiles:
-        """Load ``profiles.json`` from a file, a domain work dir, or a :class:`WorkDir`."""
+    def load(cls, path: Path | str, users: Iterable[str] | None = None) -> ErrorProfiles:
+        """Load ``profiles.json`` from a file, a domain work dir, or a :class:`WorkDir`.
+
+        ``users``: keep only these users' counts (the global model is always whole). Why: at a million
+        reviews the file holds gigabytes of per-user counts while a stage needs its linked users only;
+        the file is then read as a stream (:func:`_read_profiles`), one user at a time."""
         p = Path(path.path if isinstance(path, WorkDir) else path)
         if p.is_dir():
             p = p / PROFILES
         if not p.is_file():
             raise MissingInputError(f"No error profiles at {p}; run `pqb-build errors` first.")
-        return cls.from_json(json.loads(p.read_text()))
+        if users is None:
+            return cls.from_json(json.loads(p.read_text()))
+        return cls.from_json(_read_profiles(p, set(users)))
+
+
+PROFILES_WINDOW = 1 << 24
+"""Characters of ``profiles.json`` held at a time by :func:`_read_profiles` (grown for a larger value)."""
+
+
+class _JsonStream:
+    """Successive JSON values and punctuation of one file, decoded through a sliding window."""
+
+    def __init__(self, f: Any, window: int) -> None:
+        self.f, self.window, self.buf, self.pos, self.eof = f, window, "", 0, False
+        self.dec = json.JSONDecoder()
+
+    def _more(self) -> None:
+        chunk = self.f.read(max(self.window, len(self.buf) - self.pos))  # at least double a long value
+        self.buf, self.pos, self.eof = self.buf[self.pos :] + chunk, 0, not chunk
+
+    def char(self) -> str:
+        """The next non-blank character, consumed."""
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < len(self.buf):
+                self.pos += 1
+                return self.buf[self.pos - 1]
+            if self.eof:
+                raise ValueError("profiles.json ends early")
+            self._more()
+
+    def peek(self) -> str:
+        c = self.char()
+        self.pos -= 1
+        return c
+
+    def value(self) -> Any:
+        self.peek()  # skip blanks
+        while True:
+            try:
+                obj, end = self.dec.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError:
+                if self.eof:
+                    raise
+                self._more()
+                continue
+            if end == len(self.buf) and not self.eof:  # a number may go on past the window
+                self._more()
+                continue
+            self.pos = end
+            return obj
+
+
+def _read_profiles(path: Path, wanted: set[str]) -> dict[str, Any]:
+    """The JSON object of ``profiles.json`` with ``users`` restricted to ``wanted``, read one value at a
+    time: memory is the window, the global model and the wanted users."""
+    out: dict[str, Any] = {}
+    with path.open(encoding="utf-8") as f:
+        st = _JsonStream(f, PROFILES_WINDOW)
+        if st.char() != "{":
+            raise ValueError(f"{path}: not a JSON object")
+        while st.peek() != "}":
+            key = st.value()
+            if st.char() != ":":
+                raise ValueError(f"{path}: malformed JSON after key {key!r}")
+            if key != "users":
+                out[key] = st.value()
+            else:
+                if st.char() != "{":
+                    raise ValueError(f"{path}: users is not an object")
+                users: dict[str, Any] = {}
+                while st.peek() != "}":
+                    uid = st.value()
+                    if st.char() != ":":
+                        raise ValueError(f"{path}: malformed JSON after user {uid!r}")
+                    counts = st.value()
+                    if uid in wanted:
+                        users[uid] = counts
+                    if st.peek() == ",":
+                        st.char()
+                st.char()
+                out["users"] = users
+            if st.peek() == ",":
+                st.char()
+    return out
 
 
 def _dumps(obj: Any) -> str:
