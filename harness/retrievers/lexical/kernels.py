@@ -1,23 +1,26 @@
 """Compiled per-query bands for :class:`~.scoring.SparseScorer` (numba, the ``fast`` extra).
 
-Why: with numpy, each query costs one ``np.add.at`` per term (half the time of a compiled loop), a
+Why: with numpy, each query costs one ``np.add.at`` per term (twice the time of a compiled loop), a
 partition, several temporaries and Python work, mostly holding the GIL; at 200K documents that caps BM25
 at ~2,000 q/s however many threads run. Here one compiled loop per query clears the row, adds every
-posting into it, finds the exact ``K``-th best score with a bounded heap in one pass and collects the
-band in another; it releases the GIL, so ranking threads run in parallel. numba is what bm25s uses for the same loops (its
-``backend="numba"``).
+posting into it, finds the exact ``K``-th best score (a guess from a sample, checked in the pass that
+collects the band, else a bounded heap over the row) and collects the band; it releases the GIL, so
+ranking threads run in parallel. numba is what bm25s uses for the same loops (its ``backend="numba"``).
 
 The result is the numpy path's, bit for bit: every score is the same exact float64 sum of the same
 float32 weights (sums are order-independent while exact), rounded once to float32; the band is a valid
-one (every document within two tie tolerances of the ``K``-th best, and no wider than it must be), so the pinned rule applied
-on it gives the same lists and ranks (tests/test_harness_bm25_kernels.py checks both paths agree). A
-query the kernel does not band (a corpus of at most ``K`` documents, a band over the buffer's capacity:
-a huge tie, as when fewer than ``K`` documents match) is flagged and goes through the numpy path.
+one (every document within two tie tolerances of the ``K``-th best), so the pinned rule applied on it
+gives the same lists and ranks (tests/test_retrievers_lexical.py runs both paths against a dense
+reference). A query the kernel does not band (a corpus of at most ``K`` documents, or a band over the
+buffer's capacity: a huge tie, as when fewer than ``K`` documents match) is flagged and goes through
+the numpy path.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from pqb.harness.retrievers.base import TIE_RTOL  # a module global: numba compiles it as a constant
 
 try:
     import numba
@@ -29,7 +32,6 @@ FALLBACK = -1
 
 SAMPLE_STRIDE = 16
 """Every this-many-th document is sampled for the band's first guess (:func:`_sampled_band`)."""
-TIE_RTOL = 1e-6  # pqb.harness.retrievers.base.TIE_RTOL (numba compiles a module constant, not a lookup)
 
 
 def available() -> bool:

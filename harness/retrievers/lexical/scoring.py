@@ -14,6 +14,10 @@ collects the band; without such a subset the floor comes from one partition of t
 the top-k list and the target's rank are counted exactly as
 :func:`~pqb.harness.retrievers.base.topk_stable` and :func:`~pqb.harness.evaluation.ranking.target_ranks`
 would on the full row; a target outside the band ranks below ``K`` documents: a miss.
+
+With numba installed (``kernel=auto``) the sum and the band come from one compiled loop per query
+(:mod:`.kernels`, which releases the GIL) and the same rule is applied on its band; a query it declines
+takes the numpy path above. Both give the same bits.
 """
 
 from __future__ import annotations
@@ -244,8 +248,8 @@ class SparseScorer:
         i64 = np.int64
         kernels.bands(np.asarray(q_ptr, i64), np.asarray(q_terms, i64), np.asarray(q_counts, i64),
                       np.asarray(t_ptr, i64), np.asarray(t_docs, i64), p.indptr, p.docs, w.w,
-                      w.idf if lucene else empty, w.tfn if lucene else empty, lucene, K, buf.row, band.docs, band.scores, band.n, band.floor,
-                      band.target_scores)  # fmt: skip
+                      w.idf if lucene else empty, w.tfn if lucene else empty, lucene, K, buf.row,
+                      band.docs, band.scores, band.n, band.floor, band.target_scores)  # fmt: skip
         return band
 
     @staticmethod
