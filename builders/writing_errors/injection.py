@@ -312,7 +312,7 @@ class ErrorInjector:
 
     def __init__(
         self,
-        profiles: ErrorProfiles,
+        profiles: ErrorProfiles | Callable[[], ErrorProfiles],
         nlp: Any = None,
         similarity: Similarity | None = None,
         *,
@@ -323,7 +323,7 @@ class ErrorInjector:
         tries_per_token: int = 4,
         evidence_floor: int = 3,
     ) -> None:
-        self.profiles = profiles
+        self._profiles = profiles  # or how to read them: a stage first checks freshness on settings()
         self._nlp = nlp
         self.similarity = similarity
         self._corrector = corrector
@@ -332,6 +332,12 @@ class ErrorInjector:
         self.max_tries = max_tries
         self.tries_per_token = tries_per_token
         self.evidence_floor = evidence_floor
+
+    @property
+    def profiles(self) -> ErrorProfiles:
+        if not isinstance(self._profiles, ErrorProfiles):
+            self._profiles = self._profiles()
+        return self._profiles
 
     @property
     def corrector(self) -> DomainCorrector:
@@ -373,7 +379,9 @@ class ErrorInjector:
 
         ``similarity="auto"`` adds the cosine gate (:func:`default_similarity`); ``None`` (default) leaves
         recoverability as the only gate. ``users``: the only users queries will be written for (their
-        profiles are read; every other user is read past, :meth:`ErrorProfiles.load`).
+        profiles are read; every other user is read past, :meth:`ErrorProfiles.load`). The profiles are
+        read at the first query, not here: :meth:`settings` does not need them, so a fresh stage never
+        reads them.
         """
         sim = default_similarity() if similarity == "auto" else similarity
         if "corrector" not in kw:
@@ -385,7 +393,8 @@ class ErrorInjector:
                 from pqb.builders.writing_errors.recoverability import corrector_for_corpus
 
                 kw["corrector"] = corrector_for_corpus(pq.read_table(corpus).to_pylist())
-        return cls(ErrorProfiles.load(workdir_path, users), nlp, sim, **kw)  # type: ignore[arg-type]
+        p = ErrorProfiles.path_of(workdir_path)  # a missing file fails here, not at the first query
+        return cls(lambda: ErrorProfiles.load(p, users), nlp, sim, **kw)  # type: ignore[arg-type]
 
     @property
     def nlp(self) -> Any:

@@ -228,6 +228,16 @@ class ErrorProfiles:
             out.add_users(self.users)
             out.finish(self.glob, self.smoothing, self.meta)
 
+    @staticmethod
+    def path_of(path: Path | str | WorkDir) -> Path:
+        """The ``profiles.json`` of a file, a domain work dir or a :class:`WorkDir`; a clear error if absent."""
+        p = Path(path.path if isinstance(path, WorkDir) else path)
+        if p.is_dir():
+            p = p / PROFILES
+        if not p.is_file():
+            raise MissingInputError(f"No error profiles at {p}; run `pqb-build errors` first.")
+        return p
+
     @classmethod
     def load(cls, path: Path | str, users: Iterable[str] | None = None) -> ErrorProfiles:
         """Load ``profiles.json`` from a file, a domain work dir, or a :class:`WorkDir`.
@@ -235,11 +245,7 @@ class ErrorProfiles:
         ``users``: keep only these users' counts (the global model is always whole). Why: at a million
         reviews the file holds gigabytes of per-user counts while a stage needs its linked users only;
         the file is then read as a stream (:func:`_read_profiles`), one user at a time."""
-        p = Path(path.path if isinstance(path, WorkDir) else path)
-        if p.is_dir():
-            p = p / PROFILES
-        if not p.is_file():
-            raise MissingInputError(f"No error profiles at {p}; run `pqb-build errors` first.")
+        p = cls.path_of(path)
         if users is None:
             return cls.from_json(json.loads(p.read_text()))
         return cls.from_json(_read_profiles(p, set(users)))
