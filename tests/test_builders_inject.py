@@ -272,3 +272,23 @@ def test_inject_records_the_position_and_follows_the_user() -> None:
         u: c[k] / sum(c.values()) for (u, c), k in zip(where.items(), ("first", "interior"), strict=True)
     }
     assert share["keys"] > 0.5 and share["drops"] > 0.8, where
+
+
+def test_loaded_injector_reads_profiles_at_first_use_only(tmp_path, monkeypatch):
+    """A stage keys itself on ``settings()`` before any query: that must not parse ``profiles.json``
+    (gigabytes at scale), and the profiles are read once, for the named users only."""
+    toy_profiles().save(tmp_path / "profiles.json")
+    with pytest.raises(Exception, match="No error profiles"):
+        ErrorInjector.load(tmp_path / "missing")
+    real, calls = ErrorProfiles.load, []
+
+    def counted(path, users=None):
+        calls.append(users)
+        return real(path, users)
+
+    monkeypatch.setattr(ErrorProfiles, "load", staticmethod(counted))
+    inj = ErrorInjector.load(tmp_path / "profiles.json", users=["keys"])
+    inj.settings()
+    assert calls == []
+    assert set(inj.profiles.users) == {"keys"} and inj.profiles is inj.profiles
+    assert calls == [["keys"]]
