@@ -49,6 +49,12 @@ def _slices(A: np.ndarray, axis: int, bits: int, n: int) -> tuple[list[np.ndarra
     return out, e
 
 
+MATMUL_BLOCK = 1 << 21
+"""Elements of one operand block in :func:`matmul` (16 MB of float64 per slice): the product runs over
+row blocks of ``A`` and column blocks of ``B``, so its temporaries stay a few blocks whatever the shapes
+(each block's slices are those of the whole operand, so the bits do not depend on the blocking)."""
+
+
 def matmul(A: np.ndarray, B: np.ndarray, slices: int = MATMUL_SLICES) -> np.ndarray:
     """``A @ B`` for dense float64 matrices, bit-identical on every BLAS kernel and thread count.
 
@@ -66,11 +72,25 @@ def matmul(A: np.ndarray, B: np.ndarray, slices: int = MATMUL_SLICES) -> np.ndar
     bits = (52 - math.ceil(math.log2(k + 1))) // 2
     if bits < 8:
         raise ValueError(f"inner dimension {k} is too large for exact slice products")
-    sa, ea = _slices(A, 1, bits, slices)
-    sb, eb = _slices(B, 0, bits, slices)
-    out = np.zeros((A.shape[0], B.shape[1]))
-    # slice pairs i + j < slices, smallest terms first, in a fixed order; each BLAS product below is
-    # exact (integers < 2^53). The dropped pairs are below the last slice's resolution.
+    step = max(1, MATMUL_BLOCK // k)
+    cols = range(0, B.shape[1], step)
+    whole_b = _slices(B, 0, bits, slices) if len(cols) == 1 else None
+    out = np.empty((A.shape[0], B.shape[1]))
+    for r in range(0, A.shape[0], step):
+        sa, ea = _slices(A[r : r + step], 1, bits, slices)
+        for c in cols:
+            sb, eb = whole_b or _slices(B[:, c : c + step], 0, bits, slices)
+            out[r : r + step, c : c + step] = _sliced_product(sa, ea, sb, eb, bits, slices)
+    return out
+
+
+def _sliced_product(
+    sa: list[np.ndarray], ea: np.ndarray, sb: list[np.ndarray], eb: np.ndarray, bits: int, slices: int
+) -> np.ndarray:
+    """One block of :func:`matmul` from its operands' slices: slice pairs i + j < slices, smallest
+    terms first, in a fixed order; each BLAS product is exact (integers < 2^53), and the dropped pairs
+    are below the last slice's resolution."""
+    out = np.zeros((sa[0].shape[0], sb[0].shape[1]))
     for total in range(slices - 1, -1, -1):
         for i in range(max(0, total - slices + 1), min(slices, total + 1)):
             j = total - i

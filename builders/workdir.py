@@ -16,11 +16,12 @@ import importlib.metadata
 import json
 import platform
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -179,6 +180,34 @@ class ParquetStreamWriter:
 
 def read_parquet(path: Path, columns: Sequence[str] | None = None) -> pa.Table:
     return pq.read_table(path, columns=None if columns is None else list(columns))
+
+
+def iter_rows(path: Path, columns: Sequence[str], rows: np.ndarray, chunk: int) -> Iterator[pa.Table]:
+    """The ``rows`` (ascending positions) of a parquet file, ``chunk`` rows per table, in order.
+
+    Reads one row group at a time and skips the groups that hold none of ``rows``, so a stage that
+    needs a wide column (the sentence texts) for a subset of rows never holds the whole column.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) > 1 and bool((np.diff(rows) <= 0).any()):
+        raise ValueError("iter_rows needs ascending, distinct row positions")
+    f = pq.ParquetFile(path)
+    buf: list[pa.Table] = []
+    held = start = 0
+    for g in range(f.metadata.num_row_groups):
+        n = f.metadata.row_group(g).num_rows
+        a, b = np.searchsorted(rows, [start, start + n])
+        if b > a:
+            buf.append(f.read_row_group(g, columns=list(columns)).take(rows[a:b] - start))
+            held += int(b - a)
+        start += n
+        while held >= chunk or (held and g == f.metadata.num_row_groups - 1):
+            table = pa.concat_tables(buf)
+            yield table.slice(0, chunk)
+            rest = table.slice(chunk)
+            buf, held = [rest], rest.num_rows
+    if held or start < (rows[-1] + 1 if len(rows) else 0):
+        raise IndexError(f"{path}: row {int(rows[-1])} is past its {start} rows")
 
 
 @functools.lru_cache(maxsize=1)

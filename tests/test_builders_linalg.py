@@ -27,6 +27,17 @@ def test_matmul_is_accurate_and_exact_on_integers() -> None:
         linalg.matmul(A, A)
 
 
+@pytest.mark.parametrize("block", [1, 97, 3000 * 7])
+def test_matmul_blocks_give_the_bits_of_one_block(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Row blocks of A and column blocks of B (MATMUL_BLOCK bounds the temporaries) change no bit."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((23, 3000)) * rng.uniform(0.01, 100, (23, 1))
+    B = rng.standard_normal((3000, 19)) * rng.uniform(0.01, 100, (1, 19))
+    whole = linalg.matmul(A, B)  # the default block holds these operands whole
+    monkeypatch.setattr(linalg, "MATMUL_BLOCK", block)
+    assert np.array_equal(linalg.matmul(A, B), whole)
+
+
 def test_eigh_matches_lapack_single_and_batched() -> None:
     rng = np.random.default_rng(1)
     S = _sym(rng, 5, 16)

@@ -22,7 +22,7 @@ from pqb.builders.source.loadtest import LOAD_TEST_PREFIX, generate_reviews
 from pqb.builders.source.stage import run_ingest, run_users
 from pqb.builders.source.users import UserConfig, link_rows
 from pqb.builders.syntax.stage import encoder_training_users, run_profiles
-from pqb.builders.workdir import ROW_GROUP_SIZE, ParquetStreamWriter, WorkDir, write_parquet
+from pqb.builders.workdir import ROW_GROUP_SIZE, ParquetStreamWriter, WorkDir, iter_rows, write_parquet
 from pqb.builders.writing_errors.profiles import run_errors
 from pqb.dataset import settings
 
@@ -52,6 +52,25 @@ def test_stream_writer_leaves_nothing_when_killed(tmp_path: Path) -> None:
         out.write_rows(_rows(10))
         raise RuntimeError("killed")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 40_000, 200_000])
+def test_iter_rows_gives_the_taken_rows_in_chunks(tmp_path: Path, chunk: int) -> None:
+    """Rows spread over three row groups (one holding none of them) come back in order, ``chunk`` at a time."""
+    n = 2 * ROW_GROUP_SIZE + 3
+    table = pa.Table.from_pylist(_rows(n), schema=SCHEMA)
+    write_parquet(table, tmp_path / "t.parquet")
+    rng = np.random.default_rng(chunk)
+    rows = np.sort(rng.choice(ROW_GROUP_SIZE, 500, replace=False))  # the first group
+    rows = np.concatenate([rows, [n - 3, n - 1]])  # none from the second, two from the third
+    parts = list(iter_rows(tmp_path / "t.parquet", ["review_idx", "text"], rows, chunk))
+    assert [p.num_rows for p in parts] == [min(chunk, len(rows) - a) for a in range(0, len(rows), chunk)]
+    assert pa.concat_tables(parts).equals(table.select(["review_idx", "text"]).take(rows))
+    assert list(iter_rows(tmp_path / "t.parquet", ["text"], np.array([], np.int64), chunk)) == []
+    with pytest.raises(ValueError, match="ascending"):
+        list(iter_rows(tmp_path / "t.parquet", ["text"], np.array([5, 3]), chunk))
+    with pytest.raises(IndexError, match="past its"):
+        list(iter_rows(tmp_path / "t.parquet", ["text"], np.array([3, n]), chunk))
 
 
 def _real_slice() -> Path:
@@ -219,6 +238,33 @@ def test_ranked_pairs_equal_the_full_sort(limit: int | None) -> None:
             key=lambda t: (-t[0], t[1], t[2]),
         )
         assert ranked_pairs(users, gs, distance, limit) == full[:limit]
+
+
+def test_ranked_pairs_evaluate_each_distinct_pair_of_clones_once() -> None:
+    """Copies of a user (the same Gaussian bytes, as in a LOAD TEST) tie at every distance: the order
+    still equals the full sort by (distance, ids), with one exact call per distinct parameter pair."""
+    import copy
+
+    from pqb.builders.pairing.pairs import ranked_pairs
+    from pqb.builders.syntax.gaussian import sym_kl
+
+    base = _gaussians(6, 2)
+    gs = {f"{u}-copy{c}": copy.deepcopy(g) for u, g in base.items() for c in range(8)}
+    calls: list[int] = []
+
+    def counted(a, b) -> float:
+        calls.append(1)
+        return sym_kl(a, b)
+
+    fitted = sorted(gs)
+    full = sorted(
+        ((float(sym_kl(gs[a], gs[b])), a, b) for a, b in itertools.combinations(fitted, 2)),
+        key=lambda t: (-t[0], t[1], t[2]),
+    )
+    assert ranked_pairs(list(gs), gs, counted, 40) == full[:40]
+    same = {"u900": "u001"}  # one Gaussian under two ids
+    param = {u: same.get(u.split("-")[0], u.split("-")[0]) for u in gs}
+    assert len(calls) == len({(param[a], param[b]) for a, b in itertools.combinations(fitted, 2)}) < 36
 
 
 def test_profiles_and_errors_chunking_does_not_change_a_byte(

@@ -88,6 +88,29 @@ def distance_fn(name: str) -> Callable[[Any, Any], float]:
     return fns[name]
 
 
+def _exact_distances(
+    gs: Sequence[Any], ii: np.ndarray, jj: np.ndarray, distance: Callable[[Any, Any], float]
+) -> np.ndarray:
+    """``distance(gs[i], gs[j])`` for each pair, computed once per pair of distinct parameter sets.
+
+    A distance between Gaussians is a function of their parameters (μ, V, λ, σ²), so users whose
+    Gaussians hold the same bytes (the same profile sentences, as every copy of a user in a LOAD TEST
+    has) share every distance; each pair of distinct byte strings is evaluated once, in the pair's own
+    (i, j) orientation, so the values are those of the per-pair call.
+    """
+    params = np.stack([np.concatenate([g.mu, g.V.ravel(), g.lams, g.sigma2]) for g in gs])
+    raw = np.ascontiguousarray(params, dtype=np.float64)
+    _, first, group = np.unique(
+        raw.view(np.dtype((np.void, raw.shape[1] * 8))).ravel(), return_inverse=True, return_index=True
+    )
+    group = group.ravel()
+    keys = group[ii].astype(np.int64) * len(first) + group[jj]
+    distinct, back = np.unique(keys, return_inverse=True)
+    reps = [(first[k // len(first)], first[k % len(first)]) for k in distinct.tolist()]
+    values = np.array([float(distance(gs[a], gs[b])) for a, b in reps], dtype=np.float64)
+    return values[back.ravel()] if len(values) else np.zeros(0)
+
+
 def ranked_pairs(
     users: Sequence[str],
     gaussians: Mapping[str, Any],
@@ -118,7 +141,7 @@ def ranked_pairs(
         if np.isfinite(lo).all() and np.isfinite(hi).all():
             kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
             candidates = np.flatnonzero(hi >= kth)  # every pair of the exact top k is among these
-    exact = np.array([float(distance(gs[ii[c]], gs[jj[c]])) for c in candidates])
+    exact = _exact_distances(gs, ii[candidates], jj[candidates], distance)
     order = np.lexsort((jj[candidates], ii[candidates], -exact))[
         :k
     ]  # fitted is sorted: index order = id order

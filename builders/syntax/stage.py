@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pqb.builders.config import BuildConfig, StageStats
@@ -40,6 +41,7 @@ from pqb.builders.workdir import (
     USERS,
     ParquetStreamWriter,
     WorkDir,
+    iter_rows,
     read_parquet,
 )
 from pqb.dataset.progress import bar
@@ -120,8 +122,10 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     calibration-split D² quantile with the small-sample rule of
     :func:`pqb.builders.syntax.gaussian.calibrated_threshold`; the audit runs on the disjoint audit split).
 
-    Memory is bounded by the sentence table's columns and the qualified users' 16-d embeddings: the
-    qualified users' sentences are parsed and encoded in chunks of :data:`ENCODE_CHUNK` and the audits run
+    Memory is bounded by two narrow columns of the sentence table (user and split), the qualified users'
+    16-d embeddings and their sentence ids: the texts are read a row group at a time
+    (:func:`~pqb.builders.workdir.iter_rows`), the qualified users' sentences are parsed and encoded in
+    chunks of :data:`ENCODE_CHUNK` and the audits run
     in chunks of users, both through ``cfg.executor`` (in input order, so the bytes do not depend on it).
     The Gaussians are fitted in one batched solve over all users, as before: :func:`pqb.builders.linalg.eigh`
     stops when the whole batch has converged, so splitting the batch would change bits.
@@ -157,16 +161,16 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
 
     t0 = time.perf_counter()
     ex = cfg.executor
-    table = read_parquet(
-        wd.path / SENTENCES, columns=["sentence_id", "user_id", "parent_asin", "split", "text"]
-    )
+    sentences = wd.path / SENTENCES
     qualified = {u["user_id"] for u in read_parquet(wd.path / USERS).select(["user_id", "qualified"]).to_pylist()
                  if u["qualified"]}  # fmt: skip
     if len(qualified) < 2:
         raise InsufficientDataError(
             f"{domain}: {len(qualified)} qualified user(s); profiles need >= 2 (lower the users thresholds)"
         )
-    # every row's user as its rank among the sorted user ids; masks instead of row dicts
+    # every row's user as its rank among the sorted user ids; masks instead of row dicts. Only these two
+    # columns are read whole: the texts and ids are read a row group at a time (iter_rows) when needed
+    table = read_parquet(sentences, columns=["user_id", "split"])
     coded = pc.dictionary_encode(table.column("user_id").combine_chunks())
     names = coded.dictionary.to_pylist()
     by_name = sorted(range(len(names)), key=names.__getitem__)
@@ -178,13 +182,15 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     is_profile = pc.fill_null(pc.equal(table.column("split"), "profile"), False).to_numpy(
         zero_copy_only=False
     )
+    del table, coded, names, by_name, rank_of
     eligible = is_profile & (is_qualified if encoder_users != "all" else True)
     counts = np.bincount(code[eligible], minlength=len(user_names))
     chosen = encoder_training_users(
         {user_names[r]: int(c) for r, c in enumerate(counts) if c}, cfg.encoder_max_sentences, seed
     )
     train = np.flatnonzero(eligible & np.array([u in chosen for u in user_names], bool)[code])
-    rows = table.take(train).select(["user_id", "parent_asin", "text"]).to_pydict()
+    rows = next(iter_rows(sentences, ["user_id", "parent_asin", "text"], train, max(1, len(train))), None)
+    rows = rows.to_pydict() if rows is not None else {"user_id": [], "parent_asin": [], "text": []}
     t_parse = time.perf_counter()
     train_rules = _rule_sets(rows["text"], ex)
     t_parse = time.perf_counter() - t_parse
@@ -205,12 +211,14 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     position = np.empty(len(use), np.int64)
     position[order] = np.arange(len(use))
     parse_times: list[float] = []
+    written: deque[pa.Table] = deque()  # the ids of each chunk handed out, until its embeddings return
 
     def jobs() -> Iterator[tuple[Any, list[frozenset[str]]]]:
-        for a in range(0, len(use), ENCODE_CHUNK):
+        for part in iter_rows(sentences, ["sentence_id", "user_id", "split", "text"], use, ENCODE_CHUNK):
             t = time.perf_counter()
-            rules = _rule_sets(table.column("text").take(use[a : a + ENCODE_CHUNK]).to_pylist(), ex)
+            rules = _rule_sets(part.column("text").to_pylist(), ex)
             parse_times.append(time.perf_counter() - t)
+            written.append(part.select(["sentence_id", "user_id", "split"]))
             yield enc, rules
 
     n_chunks = -(-len(use) // ENCODE_CHUNK)
@@ -219,27 +227,30 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
         mapped = map(_encode_chunk, jobs()) if ex is None else ex.map(_encode_chunk, jobs())
         for a, Zc in zip(range(0, len(use), ENCODE_CHUNK), bar(mapped, total=n_chunks, desc="encode",
                                                                    unit="chunk", leave=False), strict=True):  # fmt: skip
-            part = (
-                table.take(use[a : a + ENCODE_CHUNK]).select(["sentence_id", "user_id", "split"]).to_pydict()
-            )
+            part = written.popleft().to_pydict()
             out.write_rows([{"sentence_id": s, "user_id": u, "split": sp, "z": z}
                             for s, u, sp, z in zip(part["sentence_id"], part["user_id"], part["split"],
                                                    Zc.tolist(), strict=True)])  # fmt: skip
             Z[position[a : a + len(Zc)]] = Zc
     t_parse += sum(parse_times)
     del position
-    held, key = held[order], ucode[order] * 2 + held[order]
+    key = ucode[order] * 2 + held[order]
     ranks = np.unique(ucode)
     p0, p1, h1 = (np.searchsorted(key, ranks * 2 + i) for i in range(3))
-    held_sid = np.empty(len(use), object)
-    held_sid[held] = table.column("sentence_id").take(use[order][held]).to_pylist()
-    table = None  # the texts are no longer needed
+    # the sentence ids in regrouped order, as one Arrow array (a few bytes a row, not a Python str each)
+    sid = (
+        read_parquet(sentences, columns=["sentence_id"])
+        .column("sentence_id")
+        .take(use[order])
+        .combine_chunks()
+    )
     users = [user_names[r] for r in ranks]
     by_user = {u: {"profile": slice(int(p0[i]), int(p1[i])), "heldout": slice(int(p1[i]), int(h1[i]))}
                for i, u in enumerate(users)}  # fmt: skip
     chi2 = chi2_threshold(threshold_q, ecfg.dim)
     fits = RankOneDiagGaussian.fit_many([Z[by_user[u]["profile"]] for u in users])
-    splits = {u: calibration_split(held_sid[by_user[u]["heldout"]].tolist()) for u in users}
+    splits = {u: calibration_split(sid[by_user[u]["heldout"]].to_pylist()) for u in users}
+    del sid
     d2_cal = {
         u: g.mahalanobis2(Z[by_user[u]["heldout"]][splits[u][0]]) for u, g in zip(users, fits, strict=True)
     }
