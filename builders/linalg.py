@@ -120,50 +120,70 @@ def _round_robin(n: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return rounds
 
 
+EIGH_BLOCK = 4096
+"""Matrices per block of a batched :func:`eigh`: each sweep rotates the stack a block at a time, so the
+temporaries are a block's, not the stack's."""
+
+
 def eigh(S: np.ndarray, tol: float = 1e-15, max_sweeps: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (descending) and eigenvectors (columns) of symmetric matrices by cyclic Jacobi.
 
     ``S`` is (n, n) or a stack (..., n, n); a stack is solved in one pass, which is what makes the
     per-user Gaussian audits cheap. Each round rotates n/2 disjoint (p, q) planes at once with
     elementwise numpy operations only, so the result is the same on every machine. Sweeps stop when
-    the off-diagonal mass is below ``tol`` times the Frobenius norm or stops shrinking. Ties in
-    eigenvalue keep index order.
+    the off-diagonal mass is below ``tol`` times the Frobenius norm or stops shrinking, both measured
+    over the whole stack (so a matrix's bits depend on the stack it is solved in). The stack is rotated
+    :data:`EIGH_BLOCK` matrices at a time, all blocks in the same sweep (a rotation touches one matrix
+    only, so the blocking changes no bit). Ties in eigenvalue keep index order.
     """
     A = np.array(S, dtype=np.float64)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"eigh needs square matrices, got shape {A.shape}")
-    n = A.shape[-1]
-    A = (A + np.swapaxes(A, -1, -2)) / 2
+    n, shape = A.shape[-1], A.shape
+    A = A.reshape(-1, n, n)
+    blocks = [slice(a, a + EIGH_BLOCK) for a in range(0, len(A), EIGH_BLOCK)]
+    for b in blocks:
+        A[b] = (A[b] + np.swapaxes(A[b], -1, -2)) / 2
     V = np.broadcast_to(np.eye(n), A.shape).copy()
     if n > 1:
         m = n + (n % 2)
         rounds = [(p[q < n], q[q < n]) for p, q in _round_robin(m)]
-        scale = np.sqrt((A * A).sum(axis=(-2, -1))) + 1e-300
+        scale = np.concatenate([np.sqrt((A[b] * A[b]).sum(axis=(-2, -1))) + 1e-300 for b in blocks])
         diag = np.eye(n, dtype=bool)
         last = np.inf
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             for _ in range(max_sweeps):
-                off = float(np.max(np.sqrt(np.where(diag, 0.0, A * A).sum(axis=(-2, -1))) / scale))
+                off = max(
+                    float(np.max(np.sqrt(np.where(diag, 0.0, A[b] * A[b]).sum(axis=(-2, -1))) / scale[b]))
+                    for b in blocks
+                )
                 if off <= tol or off >= last:
                     break
                 last = off
-                for p, q in rounds:
-                    apq = A[..., p, q]
-                    tau = (A[..., q, q] - A[..., p, p]) / (2 * apq)
-                    t = np.where(tau >= 0, 1.0, -1.0) / (np.abs(tau) + np.sqrt(1 + tau * tau))
-                    t = np.where(np.isfinite(t) & (apq != 0), t, 0.0)
-                    c = 1 / np.sqrt(1 + t * t)
-                    s = t * c
-                    Ap, Aq = A[..., p, :], A[..., q, :]
-                    A[..., p, :] = c[..., None] * Ap - s[..., None] * Aq
-                    A[..., q, :] = s[..., None] * Ap + c[..., None] * Aq
-                    for M in (A, V):
-                        Mp, Mq = M[..., :, p], M[..., :, q]
-                        M[..., :, p] = Mp * c[..., None, :] - Mq * s[..., None, :]
-                        M[..., :, q] = Mp * s[..., None, :] + Mq * c[..., None, :]
+                for b in blocks:
+                    _jacobi_sweep(A[b], V[b], rounds)
     w = np.diagonal(A, axis1=-2, axis2=-1).copy()
     order = np.argsort(-w, axis=-1, kind="stable")
-    return np.take_along_axis(w, order, -1), np.take_along_axis(V, order[..., None, :], -1)
+    w, V = np.take_along_axis(w, order, -1), np.take_along_axis(V, order[..., None, :], -1)
+    return w.reshape(shape[:-1]), V.reshape(shape)
+
+
+def _jacobi_sweep(A: np.ndarray, V: np.ndarray, rounds: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """One cyclic Jacobi sweep over the stack ``A`` (k, n, n), in place, accumulating into ``V``."""
+    for p, q in rounds:
+        apq = A[..., p, q]
+        tau = (A[..., q, q] - A[..., p, p]) / (2 * apq)
+        t = np.where(tau >= 0, 1.0, -1.0) / (np.abs(tau) + np.sqrt(1 + tau * tau))
+        t = np.where(np.isfinite(t) & (apq != 0), t, 0.0)
+        c = 1 / np.sqrt(1 + t * t)
+        s = t * c
+        Ap, Aq = A[..., p, :], A[..., q, :]
+        A[..., p, :] = c[..., None] * Ap - s[..., None] * Aq
+        A[..., q, :] = s[..., None] * Ap + c[..., None] * Aq
+        for M in (A, V):
+            Mp, Mq = M[..., :, p], M[..., :, q]
+            M[..., :, p] = Mp * c[..., None, :] - Mq * s[..., None, :]
+            M[..., :, q] = Mp * s[..., None, :] + Mq * c[..., None, :]
 
 
 def cholesky(G: np.ndarray) -> np.ndarray:

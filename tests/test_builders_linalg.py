@@ -38,6 +38,18 @@ def test_matmul_blocks_give_the_bits_of_one_block(block: int, monkeypatch: pytes
     assert np.array_equal(linalg.matmul(A, B), whole)
 
 
+@pytest.mark.parametrize("block", [1, 3, 50])
+def test_eigh_blocks_give_the_bits_of_one_block(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stack is rotated EIGH_BLOCK matrices at a time, all in the same sweeps: no bit changes (the
+    diagonal matrices converge at once, but their block still sweeps as long as the stack does)."""
+    rng = np.random.default_rng(6)
+    S = np.concatenate([_sym(rng, 20, 16), np.stack([np.diag(np.arange(16.0))] * 3)])
+    w, U = linalg.eigh(S)
+    monkeypatch.setattr(linalg, "EIGH_BLOCK", block)
+    w_b, U_b = linalg.eigh(S)
+    assert np.array_equal(w, w_b) and np.array_equal(U, U_b)
+
+
 def test_eigh_matches_lapack_single_and_batched() -> None:
     rng = np.random.default_rng(1)
     S = _sym(rng, 5, 16)

@@ -78,9 +78,16 @@ class LowRankDiagGaussian:
 
     @classmethod
     def fit_many(cls, Zs: Sequence[np.ndarray], rank: int = 1, **kw: Any) -> list[LowRankDiagGaussian]:
-        """:meth:`fit` for several samples at once: one batched Jacobi solve for all covariances."""
-        mus, covs = zip(*(moments(Z) for Z in Zs), strict=True)
-        w, U = linalg.eigh(np.stack(covs))
+        """:meth:`fit` for several samples at once: one batched Jacobi solve for all covariances (written
+        into one preallocated stack: at 1M LOAD TEST reviews that is 73K users, 150 MB)."""
+        if not Zs:
+            return []
+        mu0, cov0 = moments(Zs[0])
+        mus, covs = np.empty((len(Zs), *mu0.shape)), np.empty((len(Zs), *cov0.shape))
+        mus[0], covs[0] = mu0, cov0
+        for i in range(1, len(Zs)):
+            mus[i], covs[i] = moments(Zs[i])
+        w, U = linalg.eigh(covs)
         out = []
         for mu, S, wi, Ui in zip(mus, covs, w, U, strict=True):
             lams = np.maximum(wi[:rank], PSD_FLOOR)
