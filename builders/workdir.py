@@ -206,7 +206,7 @@ def iter_rows(path: Path, columns: Sequence[str], rows: np.ndarray, chunk: int) 
             yield table.slice(0, chunk)
             rest = table.slice(chunk)
             buf, held = [rest], rest.num_rows
-    if held or start < (rows[-1] + 1 if len(rows) else 0):
+    if len(rows) and rows[-1] >= start:
         raise IndexError(f"{path}: row {int(rows[-1])} is past its {start} rows")
 
 

@@ -108,7 +108,7 @@ def _exact_distances(
     distinct, back = np.unique(keys, return_inverse=True)
     reps = [(first[k // len(first)], first[k % len(first)]) for k in distinct.tolist()]
     values = np.array([float(distance(gs[a], gs[b])) for a, b in reps], dtype=np.float64)
-    return values[back.ravel()] if len(values) else np.zeros(0)
+    return values[back.ravel()]
 
 
 def ranked_pairs(

@@ -212,6 +212,7 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     position[order] = np.arange(len(use))
     parse_times: list[float] = []
     written: deque[pa.Table] = deque()  # the ids of each chunk handed out, until its embeddings return
+    sids: list[pa.ChunkedArray] = []  # the sentence ids in ``use`` order, kept as Arrow (a few bytes a row)
 
     def jobs() -> Iterator[tuple[Any, list[frozenset[str]]]]:
         for part in iter_rows(sentences, ["sentence_id", "user_id", "split", "text"], use, ENCODE_CHUNK):
@@ -227,7 +228,9 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
         mapped = map(_encode_chunk, jobs()) if ex is None else ex.map(_encode_chunk, jobs())
         for a, Zc in zip(range(0, len(use), ENCODE_CHUNK), bar(mapped, total=n_chunks, desc="encode",
                                                                    unit="chunk", leave=False), strict=True):  # fmt: skip
-            part = written.popleft().to_pydict()
+            ids = written.popleft()
+            sids.append(ids.column("sentence_id"))
+            part = ids.to_pydict()
             out.write_rows([{"sentence_id": s, "user_id": u, "split": sp, "z": z}
                             for s, u, sp, z in zip(part["sentence_id"], part["user_id"], part["split"],
                                                    Zc.tolist(), strict=True)])  # fmt: skip
@@ -237,13 +240,8 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     key = ucode[order] * 2 + held[order]
     ranks = np.unique(ucode)
     p0, p1, h1 = (np.searchsorted(key, ranks * 2 + i) for i in range(3))
-    # the sentence ids in regrouped order, as one Arrow array (a few bytes a row, not a Python str each)
-    sid = (
-        read_parquet(sentences, columns=["sentence_id"])
-        .column("sentence_id")
-        .take(use[order])
-        .combine_chunks()
-    )
+    sid = pa.chunked_array([c for ids in sids for c in ids.chunks], pa.string()).take(order).combine_chunks()
+    del sids
     users = [user_names[r] for r in ranks]
     by_user = {u: {"profile": slice(int(p0[i]), int(p1[i])), "heldout": slice(int(p1[i]), int(h1[i]))}
                for i, u in enumerate(users)}  # fmt: skip
