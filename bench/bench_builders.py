@@ -9,7 +9,8 @@ Everything is measured in one run on this machine and printed as tables:
 * **Load test** (never a dataset): for each N, :func:`pqb.builders.source.loadtest.generate_reviews`
   resamples the real ``Video_Games`` slice to N reviews (every user id ``LOADTEST-…``); every stage
   of ``pqb-build`` (``pipeline.STAGES``, then publish, with the embedded default's configuration)
-  runs on it, each in its own process so its peak RSS is its own, plus ``link``: the users stage's
+  runs on it, each in its own process so its peak RSS is its own (and, sampled from ``/proc``, the
+  summed RSS of it and its worker processes), plus ``link``: the users stage's
   ``link="any"`` step timed alone. Texts repeat in a resampled file (the slice has 1,345 reviews), so
   the parse cache serves the users and profiles stages after the warm-up, and the errors stage parses
   each distinct text once per chunk of users; what scales with N here is reading, cleaning,
