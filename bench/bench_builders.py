@@ -70,7 +70,7 @@ elif stage == "link":
             reviewers.setdefault(r["parent_asin"], set()).add(r["user_id"])
     qualified = [u["user_id"] for u in pq.read_table(wd.path / USERS).to_pylist() if u["qualified"]]
     t0 = time.perf_counter()
-    links = link_rows(targets, reviewers, qualified, cfg.user_config())
+    links = link_rows(targets, reviewers, qualified, cfg.user_config(), executor=ex)
     s = {"seconds": time.perf_counter() - t0, "targets": len(ts), "qualified": len(qualified), "links": len(links),
          "same_as_stage": links == pq.read_table(wd.path / LINKS).to_pylist()}
 else:

@@ -202,6 +202,22 @@ def test_links_equal_the_per_target_sort(k: int) -> None:
         )
 
 
+def test_links_through_worker_processes_equal_the_in_process_links(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``link="any"`` maps chunks of targets through the executor; the links must not depend on it."""
+    monkeypatch.setattr("pqb.builders.source.users.LINK_CHUNK", 7)  # 40 targets: 6 chunks, the last short
+    qualified = [f"user{i}" for i in range(300)]
+    targets = [f"B{i:04d}" for i in range(40)]
+    reviewers = {t: {qualified[i]} for i, t in enumerate(targets[:10])}
+    cfg = UserConfig(link="any", link_users_per_product=4, seed=3)
+    ex = LocalExecutor(2)
+    try:
+        assert link_rows(targets, reviewers, qualified, cfg, executor=ex) == _old_link_rows(
+            targets, reviewers, qualified, cfg
+        )
+    finally:
+        ex.close()
+
+
 def _gaussians(n: int, seed: int):
     from pqb.builders.syntax.gaussian import RankOneDiagGaussian
 

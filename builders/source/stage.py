@@ -181,7 +181,7 @@ def run_users(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSta
     t_parse = time.perf_counter() - t0
     users = users_from_counts(counts, ucfg)
     qualified = [u["user_id"] for u in users if u["qualified"]]
-    links = link_rows(targets, reviewers, qualified, ucfg)
+    links = link_rows(targets, reviewers, qualified, ucfg, executor=cfg.executor)
     write_parquet(pa.Table.from_pylist(users, schema=USERS_TABLE_SCHEMA), wd.file(USERS))
     write_parquet(pa.Table.from_pylist(links, schema=LINKS_SCHEMA), wd.file(LINKS))
     per_asin = Counter(lk["asin"] for lk in links)

@@ -124,11 +124,22 @@ def _nearest_by_rank(seed: int, asin: str, users: Sequence[tuple[str, bytes]], k
     return [u for _, u in heapq.nsmallest(k, ranked)]
 
 
+LINK_CHUNK = 64
+"""Targets per ``link="any"`` job handed to the executor (each job hashes every qualified user once per target)."""
+
+
+def _nearest_chunk(job: tuple[int, list[str], list[tuple[str, bytes]], int]) -> list[list[str]]:
+    """:func:`_nearest_by_rank` for one chunk of targets (in whichever process the executor chose)."""
+    seed, asins, users, k = job
+    return [_nearest_by_rank(seed, asin, users, k) for asin in asins]
+
+
 def link_rows(
     targets: Sequence[str],
     reviewers: Mapping[str, Iterable[str]],
     qualified: Sequence[str],
     cfg: UserConfig = UserConfig(),
+    executor: Executor | None = None,
 ) -> list[dict[str, str]]:
     """Product↔user links, sorted by (asin, user_id).
 
@@ -136,20 +147,26 @@ def link_rows(
     gets its qualified reviewers first, then other qualified users in the order of a seeded SHA-1 of
     (asin, user), up to ``link_users_per_product`` users — for small samples in which reviewers rarely
     overlap the targets. Either way the choice depends only on (seed, asin, user) and is reproducible.
+    That rule costs one hash per (target, qualified user), so ``any`` maps chunks of
+    :data:`LINK_CHUNK` targets through ``executor`` (in order: the links do not depend on it).
     """
     if cfg.link not in ("reviewers", "any"):
         raise ValueError(f"unknown link mode {cfg.link!r}; use 'reviewers' or 'any'")
     qset = set(qualified)
-    encoded = [(u, u.encode()) for u in sorted(qset)]  # once, not per target
+    asins = sorted(set(targets))
+    own = {a: sorted(u for u in set(reviewers.get(a, ())) if u in qset) for a in asins}
+    k = cfg.link_users_per_product
+    # the k smallest over all qualified users hold at least `need` non-reviewers (k - |own|)
+    short = [a for a in asins if cfg.link == "any" and len(own[a]) < k]
+    near: dict[str, list[str]] = {}
+    if short:
+        encoded = [(u, u.encode()) for u in sorted(qset)]  # once, not per target
+        jobs = ((cfg.seed, short[i : i + LINK_CHUNK], encoded, k) for i in range(0, len(short), LINK_CHUNK))
+        found = map(_nearest_chunk, jobs) if executor is None else executor.map(_nearest_chunk, jobs)
+        near = dict(zip(short, (n for chunk in found for n in chunk), strict=True))
     out: list[dict[str, str]] = []
-    for asin in sorted(set(targets)):
-        own = sorted(u for u in set(reviewers.get(asin, ())) if u in qset)
-        chosen = list(own)
-        need = cfg.link_users_per_product - len(own)
-        if cfg.link == "any" and need > 0:
-            # the k smallest over all qualified users hold at least `need` non-reviewers (k - |own|)
-            mine = set(own)
-            near = _nearest_by_rank(cfg.seed, asin, encoded, cfg.link_users_per_product)
-            chosen += [u for u in near if u not in mine][:need]
-        out += [{"asin": asin, "user_id": u} for u in sorted(chosen)]
+    for asin in asins:
+        mine = set(own[asin])
+        extra = [u for u in near.get(asin, ()) if u not in mine][: k - len(mine)]
+        out += [{"asin": asin, "user_id": u} for u in sorted([*own[asin], *extra])]
     return out
