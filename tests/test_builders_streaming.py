@@ -202,7 +202,7 @@ def test_links_equal_the_per_target_sort(k: int) -> None:
         )
 
 
-def test_links_through_worker_processes_equal_the_in_process_links(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_links_through_worker_processes_equal_the_per_target_sort(monkeypatch: pytest.MonkeyPatch) -> None:
     """``link="any"`` maps chunks of targets through the executor; the links must not depend on it."""
     monkeypatch.setattr("pqb.builders.source.users.LINK_CHUNK", 7)  # 40 targets: 6 chunks, the last short
     qualified = [f"user{i}" for i in range(300)]

@@ -156,7 +156,8 @@ def link_rows(
     asins = sorted(set(targets))
     own = {a: sorted(u for u in set(reviewers.get(a, ())) if u in qset) for a in asins}
     k = cfg.link_users_per_product
-    # the k smallest over all qualified users hold at least `need` non-reviewers (k - |own|)
+    # a target with fewer than k reviewers tops up from the k smallest ranks over all qualified users,
+    # which hold at least the k - |own| non-reviewers it needs
     short = [a for a in asins if cfg.link == "any" and len(own[a]) < k]
     near: dict[str, list[str]] = {}
     if short:
