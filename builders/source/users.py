@@ -158,7 +158,7 @@ def link_rows(
     k = cfg.link_users_per_product
     # a target with fewer than k reviewers tops up from the k smallest ranks over all qualified users,
     # which hold at least the k - |own| non-reviewers it needs
-    short = [a for a in asins if cfg.link == "any" and len(own[a]) < k]
+    short = [a for a in asins if len(own[a]) < k] if cfg.link == "any" else []
     near: dict[str, list[str]] = {}
     if short:
         encoded = [(u, u.encode()) for u in sorted(qset)]  # once, not per target
