@@ -1,5 +1,5 @@
-"""The slip detector's rules on hand-picked review fragments, and its measurement on the dev and held-out
-labelled sets."""
+"""The slip detector's rules on hand-picked review fragments, and its measurement on the dev, held-out and
+test labelled sets."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from collections import Counter
 
 import pytest
 
+from pqb.builders.errors import MissingInputError
 from pqb.builders.nlp import load_spacy
-from pqb.builders.reports.detector_eval import HELDOUT, LABELS, evaluate, load_labels, score, user_key
+from pqb.builders.reports.detector_eval import evaluate, score
+from pqb.builders.reports.detector_labels import HELDOUT, LABELS, SETS, TEST, load_labels, user_key
 from pqb.builders.writing_errors.detection import SymSpellCorrector
 from pqb.dataset import settings
 
@@ -85,6 +87,70 @@ def test_heldout_set_is_disjoint_from_dev_in_users_and_adds_categories() -> None
     _well_formed(rows)
 
 
+def test_test_set_is_large_and_disjoint_from_both_earlier_sets() -> None:
+    """The headline set: at least three times the first labelled set's 92 flags in slips, two categories
+    outside the slice, many users, none of them in the dev or held-out sets."""
+    header, rows = load_labels(TEST)
+    assert (
+        header["heldout"] and "LLM-agent labelling" in header["_header"] and "TEST set" in header["_header"]
+    )
+    assert header["users_disjoint_from"] == [LABELS.name, HELDOUT.name]
+    slips = Counter(r["kind"] for r in rows if r["is_slip"])
+    assert len(rows) >= 3000 and sum(slips.values()) >= 3 * 92 and slips["char"] >= 3 * 92
+    earlier = {r["user"] for p in (LABELS, HELDOUT) for r in load_labels(p)[1]}
+    assert not {r["user"] for r in rows} & earlier and len({r["user"] for r in rows}) >= 1000
+    assert set(header["categories"]) == {r["category"] for r in rows} and len(header["categories"]) >= 2
+    assert sum(r["source"] == "fully_read" for r in rows) >= header["fully_read_sentences"]
+    _well_formed(rows)
+
+
+def test_test_set_sources_drop_earlier_users_slice_texts_and_repeats(tmp_path, monkeypatch) -> None:
+    """A review is kept once, and only when neither its user nor its text is one the earlier sets saw; the
+    universe holds out-of-dictionary tokens by class and every word of the fully read sentences."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pqb.builders.reports import detector_sets
+
+    slice_dir, data_dir = tmp_path / "slice", tmp_path / "samples"
+    slice_dir.mkdir()
+    data_dir.mkdir()
+    (slice_dir / "Cat.jsonl").write_text(json.dumps({"user_id": "x", "text": "Already in the slice."}) + "\n")
+    (slice_dir / "meta_Cat.jsonl").write_text(json.dumps({"title": "Brand Thing"}) + "\n")
+    pq.write_table(
+        pa.table({
+            "reviewerID": ["new", "new", "seen", "other"],
+            "reviewText": ["My keybord died today.", "My keybord died today.", "Its gone.", "Already in the slice."],
+        }),
+        data_dir / "e.parquet",
+    )  # fmt: skip
+    (data_dir / "p.json").write_text(
+        json.dumps([{"id": "p1", "profile": [{"text": "Thier Dyson is grate."}]}])
+    )
+    monkeypatch.setattr(
+        detector_sets,
+        "SOURCES",
+        {"E": {"files": ["e.parquet"], "products": ["Cat"]}, "P": {"files": ["p.json"], "products": ["Cat"]}},
+    )
+    seen = {user_key("seen")}
+    assert detector_sets.source_reviews("E", data_dir, slice_dir, seen) == [("new", "My keybord died today.")]
+    assert detector_sets.source_products("P", slice_dir) == [{"title": "Brand Thing"}]
+    rows = detector_sets.candidates(data_dir, slice_dir, fully_read_per_category=0)
+    assert [(r["category"], r["token"], r["source"]) for r in rows] == [
+        ("E", "keybord", "lowercase_oov"),
+        ("P", "Thier", "initial_capital_oov"),
+    ]
+    read = detector_sets.candidates(data_dir, slice_dir, fully_read_per_category=1)
+    p_rows = [r for r in read if r["category"] == "P"]  # one user: their one sentence is read in full
+    assert [r["token"] for r in p_rows] == ["Thier", "Dyson", "is", "grate"]
+    assert {r["source"] for r in p_rows} == {"fully_read"}
+    (data_dir / "e.parquet").unlink()
+    with pytest.raises(MissingInputError, match=r"e\.parquet is missing"):
+        detector_sets.source_reviews("E", data_dir, slice_dir, seen)
+
+
 def test_evaluate_scores_only_the_sets_own_users(tmp_path) -> None:
     """Flags on a dev user's sentences are outside a held-out set's universe: neither scored nor counted
     as unlabelled; a held-out user's unlabelled flag is counted."""
@@ -135,14 +201,48 @@ def test_score_counts_precision_and_both_recalls() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    not (settings.PQB_AMAZON_DIR / "Video_Games.jsonl").is_file(), reason="amazon2023-mini absent"
+    not (settings.PQB_AMAZON_DIR / "Video_Games.jsonl").is_file()
+    or not (settings.PQB_AMAZON_DIR.parent / "amazon2023").is_dir(),
+    reason="amazon2023-mini or amazon2023 absent",
 )
 def test_measured_quality_matches_the_committed_numbers() -> None:
     from pqb.builders.reports.detector_eval import quality
 
     committed = quality()
-    assert committed is not None and committed["headline"] == "heldout"
-    for name, path in (("heldout", HELDOUT), ("dev", LABELS)):
+    assert committed is not None and committed["headline"] == "test"
+    for name, path in SETS.items():
         got = evaluate(settings.PQB_AMAZON_DIR, labels_path=path)
         for k in ("precision", "recall_char", "recall_all", "flags_labelled", "flags_unlabelled"):
             assert got[k] == pytest.approx(committed[name][k]), (name, k)
+
+
+def test_detector_quality_command_prints_every_set_and_writes_only_all_of_them(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``pqb-build detector-quality`` scores the real detector on the named sets; the quality file (which
+    must hold every set) is written only when all of them were scored."""
+    import json
+
+    from pqb.builders.cli import main
+    from pqb.builders.reports import detector_eval
+
+    amazon = tmp_path / "amazon"
+    amazon.mkdir()
+    (amazon / "Cat.jsonl").write_text(json.dumps({"user_id": "u", "text": "My new controler broke."}) + "\n")
+    (amazon / "meta_Cat.jsonl").write_text(json.dumps({"title": "A thing"}) + "\n")
+    row = {"category": "Cat", "user": user_key("u"), "source": "lowercase_oov", "note": ""}
+    labels = tmp_path / "set.jsonl"
+    labels.write_text(
+        json.dumps({"_header": "tiny"}) + "\n"
+        + json.dumps({**row, "fragment": "My new controler broke.", "offset": 7, "token": "controler",
+                      "is_slip": 1, "kind": "char"}) + "\n"
+    )  # fmt: skip
+    quality = tmp_path / "quality.json"
+    monkeypatch.setattr(detector_eval, "SETS", {"test": labels, "dev": labels})
+    monkeypatch.setattr(detector_eval, "QUALITY_FILE", quality)
+    assert main(["detector-quality", "--amazon-dir", str(amazon), "--set", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "| test | 1 | 1 | 1 | 1 | 100.0% | 100.0% | 100.0% | 0 |" in out and "not written" in out
+    assert not quality.exists()
+    assert main(["detector-quality", "--amazon-dir", str(amazon)]) == 0
+    assert set(json.loads(quality.read_text())) == {"headline", "test", "dev"}

@@ -25,6 +25,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "validate",
     "release",
     "compare-release",
+    "detector-quality",
     "all",
 )
 """Each is the module ``pqb.builders.cli.<name>`` (``-`` read as ``_``)."""

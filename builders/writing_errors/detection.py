@@ -479,7 +479,8 @@ class SymSpellCorrector:
     wrote; ``names``: forms written capitalised mid-sentence), a contraction stem, a plural of a known word
     (stem of 3+ letters), a g-dropping ("streamin"), a US spelling of a dictionary word or an expressive
     lengthening ("sooo", "zzzz"). Otherwise, in order (each rule was chosen on the dev labelled set,
-    ``tests/data/detector_labels.jsonl``; ``tests/data/detector_labels_heldout.jsonl`` measures them):
+    ``tests/data/detector_labels.jsonl``; the held-out and test sets beside it measure them,
+    :mod:`pqb.builders.reports.detector_eval`):
 
     * a sentence whose words are mostly unknown is another language ("Todo correcto.") and is skipped;
     * two words run together around a function word are a merge if symspell's bigram list holds the
