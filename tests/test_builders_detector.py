@@ -246,3 +246,20 @@ def test_detector_quality_command_prints_every_set_and_writes_only_all_of_them(
     assert not quality.exists()
     assert main(["detector-quality", "--amazon-dir", str(amazon)]) == 0
     assert set(json.loads(quality.read_text())) == {"headline", "test", "dev"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (settings.PQB_AMAZON_DIR.parent / "amazon2023").is_dir(), reason="amazon2023 samples absent"
+)
+def test_test_set_universe_rebuilds_from_the_samples() -> None:
+    """The committed test set holds exactly the universe ``candidates`` lists, row for row."""
+    from pqb.builders.reports.detector_sets import candidates
+
+    rows = candidates(settings.PQB_AMAZON_DIR.parent / "amazon2023", settings.PQB_AMAZON_DIR)
+    _, labelled = load_labels(TEST)
+
+    def key(r: dict) -> tuple:
+        return r["category"], r["user"], r["fragment"], r["offset"], r["token"], r["source"]
+
+    assert [key(r) for r in rows] == [key(r) for r in labelled]
