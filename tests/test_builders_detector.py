@@ -56,6 +56,17 @@ def test_rules_on_review_fragments(text: str, want: list[tuple[str, str]]) -> No
     assert flags(text) == want
 
 
+def test_spanish_stays_another_language_when_the_domain_lexicon_holds_its_common_words() -> None:
+    """Where many users write Spanish, "que", "bien", "producto" enter the domain lexicon; the sentence is
+    still another language, not English with slips ("pasar" -> "paar", "forma" -> "form")."""
+    det = SymSpellCorrector(
+        extra_words={"que", "bien", "para", "producto", "varias", "veces"}, nlp=load_spacy()
+    )
+    doc = det.nlp.make_doc("Toca pasar el producto varias veces para que marque bien la forma.")
+    assert det.flags(doc) == []
+    assert det.flags(det.nlp.make_doc("The new controler feels cheap.")) == [(2, "controller")]
+
+
 def _well_formed(rows: list[dict]) -> None:
     for r in rows:
         assert r["fragment"][r["offset"] : r["offset"] + len(r["token"])] == r["token"]

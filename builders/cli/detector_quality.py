@@ -12,6 +12,7 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pqb.builders.cli._common import add_progress_argument
     from pqb.builders.reports.detector_eval import SETS
 
     parser.add_argument(
@@ -26,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-write", action="store_true", help="print only; do not rewrite detector_quality.json"
     )
+    add_progress_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:

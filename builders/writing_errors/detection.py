@@ -482,7 +482,9 @@ class SymSpellCorrector:
     ``tests/data/detector_labels.jsonl``; the held-out and test sets beside it measure them,
     :mod:`pqb.builders.reports.detector_eval`):
 
-    * a sentence whose words are mostly unknown is another language ("Todo correcto.") and is skipped;
+    * a sentence whose words are mostly unknown to the English word lists is another language ("Todo
+      correcto.") and is skipped (the domain lexicon is not asked here: the test set showed Spanish words
+      many users write entering it);
     * two words run together around a function word are a merge if symspell's bigram list holds the
       pair ("oneand" -> "one and"); closed compounds ("realtime", "addon") are how people write them;
     * a derivation spelled differently from the dictionary's derivation of the same stem is a slip
@@ -536,7 +538,7 @@ class SymSpellCorrector:
         cfg = [
             max_edit_distance, min_len, min_len_d2, sorted(self.extra_words), sorted(self.names),
             sorted(self.habitual), close_count, first_count, habitual_count, capital_len, mid_len, mid_count,
-            sorted(SLANG | MORE_SLANG), len(_large_wordlist()), 6,
+            sorted(SLANG | MORE_SLANG), len(_large_wordlist()), 7,
         ]  # fmt: skip
         self.backend_id = f"symspell:{stable_hash(*cfg)}"
 
@@ -552,13 +554,13 @@ class SymSpellCorrector:
     def sym(self) -> Any:
         return _load_symspell(self.max_edit_distance)
 
-    def _in_dict(self, word: str) -> bool:
+    def _in_dict(self, word: str, domain: bool = True) -> bool:
         return (
             word in self.sym.words
             or word in _large_wordlist()
             or word in SLANG
             or word in MORE_SLANG
-            or word in self.extra_words
+            or (domain and word in self.extra_words)
         )
 
     def _derived(self, word: str) -> bool:
@@ -580,22 +582,25 @@ class SymSpellCorrector:
             word[:i] in sw and (word[i:] in sw or word[i:].rstrip("s") in sw) for i in range(3, len(word) - 2)
         )
 
-    def known(self, word: str, *, names: bool = True) -> bool | None:
+    def known(self, word: str, *, names: bool = True, domain: bool = True) -> bool | None:
         """True when ``word`` (lower case) is valid; ``None`` when only a derivation would make it so (the
         caller weighs that against a close correction); False for a lengthening that hides a word.
-        ``names=False`` ignores the names list (a single capitalised use puts a slip there too)."""
-        names_ = self.names if names else frozenset()
-        if self._in_dict(word) or word in CONTRACTION_STEMS or word in names_:
+        ``names=False`` ignores the names list (a single capitalised use puts a slip there too);
+        ``domain=False`` ignores the domain lexicon too (English alone)."""
+        names_ = self.names if names and domain else frozenset()
+        if self._in_dict(word, domain) or word in CONTRACTION_STEMS or word in names_:
             return True
         stem = word[:-1]
-        if word.endswith("s") and len(stem) >= 3 and (self._in_dict(stem) or stem in names_):
+        if word.endswith("s") and len(stem) >= 3 and (self._in_dict(stem, domain) or stem in names_):
             return True  # a plural; "ths" is not "th" + s
-        if word.endswith(("in", "ins")) and self._in_dict(re.sub(r"in(s?)$", r"ing\1", word)):
+        if word.endswith(("in", "ins")) and self._in_dict(re.sub(r"in(s?)$", r"ing\1", word), domain):
             return True
         m = _LENGTHENED.search(word)
         if m:
             short = word[: m.start()] + word[m.start() + 1 :]
-            return bool(_LENGTHENED.search(short)) or not self._in_dict(short)  # "zzzz" is "zzz" lengthened
+            return bool(_LENGTHENED.search(short)) or not self._in_dict(
+                short, domain
+            )  # "zzzz" is "zzz" lengthened
         if any(p.search(word) and p.sub(r, word, count=1) in self.sym.words for p, r in _US_TO_UK):
             return True
         return None
@@ -724,13 +729,14 @@ class SymSpellCorrector:
         return len(alpha) >= 3 and 2 * sum(a.isupper() for a in alpha) >= len(alpha)
 
     def _foreign(self, doc: Any) -> bool:
-        """Most words of 3+ letters unknown to every dictionary, and few English function words: another
-        language ("Todo correcto.", "Mein Gott.") or a list of codes. English with several slips keeps
-        its function words ("I recomended this controler to my freind": I, this, to, my), so it is
-        still read."""
+        """Most words of 3+ letters unknown to the English word lists, and few English function words:
+        another language ("Todo correcto.", "Mein Gott.") or a list of codes. English with several slips
+        keeps its function words ("I recomended this controler to my freind": I, this, to, my), so it is
+        still read. The domain lexicon is not asked: where many users write Spanish, its words ("que",
+        "bien", "producto") enter the lexicon, and a Spanish sentence would pass for English."""
         alpha = [t for t in doc if t.is_alpha]
         words = [t.text.lower() for t in alpha if len(t.text) >= 3]
-        unknown = sum(self.known(x) is None for x in words)
+        unknown = sum(self.known(x, domain=False) is None for x in words)
         function = sum(t.is_stop for t in alpha)
         return unknown >= 2 and 2 * unknown >= len(words) and 4 * function < len(alpha)
 
