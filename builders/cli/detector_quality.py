@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         samples_dir=Path(args.samples_dir) if args.samples_dir else None,
     )
     print(
-        "| set | tokens | slips | misspellings | flags | precision | recall (misspellings) | recall (all) | flags outside the set |"
+        "| set | tokens | slips | misspellings | flags | precision | recall (misspellings) | recall (all) "
+        "| flags outside the set |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for name in names:

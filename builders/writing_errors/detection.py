@@ -598,9 +598,8 @@ class SymSpellCorrector:
         m = _LENGTHENED.search(word)
         if m:
             short = word[: m.start()] + word[m.start() + 1 :]
-            return bool(_LENGTHENED.search(short)) or not self._in_dict(
-                short, domain
-            )  # "zzzz" is "zzz" lengthened
+            # "zzzz" is "zzz" lengthened
+            return bool(_LENGTHENED.search(short)) or not self._in_dict(short, domain)
         if any(p.search(word) and p.sub(r, word, count=1) in self.sym.words for p, r in _US_TO_UK):
             return True
         return None
