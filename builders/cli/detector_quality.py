@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.reports.detector_eval import QUALITY_FILE, SETS, main
     from pqb.dataset import settings
 
-    names = args.set or list(SETS)
+    names = list(dict.fromkeys(args.set or SETS))  # a set named twice is scored once
     write = not args.no_write and set(names) == set(SETS)  # the file always holds every set
     result = main(
         str(args.amazon_dir or settings.PQB_AMAZON_DIR),
