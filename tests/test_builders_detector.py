@@ -4,6 +4,7 @@ test labelled sets."""
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 
 import pytest
@@ -187,17 +188,21 @@ def test_evaluate_scores_only_the_sets_own_users(tmp_path) -> None:
         + "\n"
     )  # fmt: skip
 
-    def every_long_word(sents, prods):
-        class Flagger:
-            def flags(self, doc):
-                return [(t.i, t.text) for t in doc if len(t.text) >= 7]
+    class LongWordFixer:
+        """Changes every word of 7+ letters (any back-end is scored by the words it changes)."""
 
-        return Flagger()
+        def correct(self, sentences):
+            return [re.sub(r"\b(\w{7,})\b", r"\1x", s) for s in sentences]
 
-    got = evaluate(amazon, every_long_word, labels_path=data / "held.jsonl")
+    got = evaluate(amazon, lambda sents, prods: LongWordFixer(), labels_path=data / "held.jsonl")
     assert (got["flags_labelled"], got["true_positives"], got["flags_unlabelled"]) == (1, 1, 1)  # "keybord"
-    dev = evaluate(amazon, every_long_word, labels_path=data / "dev.jsonl")
+    dev = evaluate(amazon, lambda sents, prods: LongWordFixer(), labels_path=data / "dev.jsonl")
     assert (dev["flags_labelled"], dev["flags_unlabelled"]) == (1, 2)  # every user is the dev set's
+    only = evaluate(
+        amazon, lambda sents, prods: LongWordFixer(), labels_path=data / "held.jsonl", labelled_sentences=True
+    )
+    # the same precision and recall; "keybord" is in a sentence without a labelled token
+    assert (only["flags_labelled"], only["precision"], only["flags_unlabelled"]) == (1, 1.0, 0)
 
 
 def test_score_counts_precision_and_both_recalls() -> None:
@@ -257,6 +262,49 @@ def test_detector_quality_command_prints_every_set_and_writes_only_all_of_them(
     assert not quality.exists()
     assert main(["detector-quality", "--amazon-dir", str(amazon)]) == 0
     assert set(json.loads(quality.read_text())) == {"headline", "test", "dev"}
+    quality.unlink()
+    assert (
+        main(["detector-quality", "--amazon-dir", str(amazon), "--corrector", "quire", "--device", "cuda"])
+        == 2
+    )
+    assert "--device applies to a gector or seq2seq model" in capsys.readouterr().out
+
+
+@pytest.mark.neural
+def test_detector_quality_scores_any_backend_without_touching_the_quoted_file(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``--corrector seq2seq:<path>`` runs a model back-end through the same scoring; its figures go to
+    ``--output``, never into the file the card quotes."""
+    import json
+
+    pytest.importorskip("torch")
+    from tiny_models import tiny_seq2seq
+
+    from pqb.builders.cli import main
+    from pqb.builders.reports import detector_eval
+
+    amazon = tmp_path / "amazon"
+    amazon.mkdir()
+    (amazon / "Cat.jsonl").write_text(json.dumps({"user_id": "u", "text": "My new controler broke."}) + "\n")
+    (amazon / "meta_Cat.jsonl").write_text(json.dumps({"title": "A thing"}) + "\n")
+    labels = tmp_path / "set.jsonl"
+    labels.write_text(
+        json.dumps({"_header": "tiny"}) + "\n"
+        + json.dumps({"category": "Cat", "user": user_key("u"), "source": "lowercase_oov", "note": "",
+                      "fragment": "My new controler broke.", "offset": 7, "token": "controler",
+                      "is_slip": 1, "kind": "char"}) + "\n"
+    )  # fmt: skip
+    quality = tmp_path / "quality.json"
+    monkeypatch.setattr(detector_eval, "SETS", {"test": labels})
+    monkeypatch.setattr(detector_eval, "QUALITY_FILE", quality)
+    model = tiny_seq2seq(tmp_path / "model")  # writes nothing: every word is deleted
+    args = ["detector-quality", "--amazon-dir", str(amazon), "--corrector", f"seq2seq:{model}"]
+    assert main([*args, "--output", str(tmp_path / "out.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"corrector: seq2seq:{model}" in out and "not written" in out and not quality.exists()
+    got = json.loads((tmp_path / "out.json").read_text())["test"]
+    assert got["corrector"] == f"seq2seq:{model}" and got["recall_char"] == 1.0
 
 
 @pytest.mark.slow

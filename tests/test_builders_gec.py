@@ -135,3 +135,22 @@ def test_gector_backend_plumbing_with_a_tiny_model(tmp_path: Path) -> None:
         model.classifier.bias.copy_(torch.tensor([10.0, 0.0, 0.0, 0.0]))
     model.save_pretrained(tmp_path)
     assert get_corrector(f"gector:{tmp_path}", cache=False).correct(["a black mouse."]) == ["a black mouse."]
+
+
+@pytest.mark.neural
+def test_seq2seq_backend_plumbing_with_a_tiny_model(tmp_path: Path) -> None:
+    """A BART whose output is forced (tiny_models.tiny_seq2seq): batches, decoding, the length cap, the
+    checkpoint's own prompt prefix and the id that keys the cache; missing weights are one clear error."""
+    pytest.importorskip("torch")
+    from tiny_models import tiny_seq2seq
+
+    c = get_corrector(f"seq2seq:{tiny_seq2seq(tmp_path / 'eos')}", cache=False, batch_size=2)
+    assert c.correct(["the red mouse .", "a mouse", "red"]) == ["", "", ""]  # three inputs, two batches
+    m = tiny_seq2seq(tmp_path / "mouse", favour="mouse", prefix="fix: ")
+    c = get_corrector(f"seq2seq:{m}", cache=False, max_length=3)
+    assert c.prefix == "fix: " and c.correct(["the red controller ."]) == ["mouse mouse mouse"]
+    assert get_corrector(f"seq2seq:{m}", cache=False, prefix="").backend_id != c.backend_id
+    with pytest.raises(GecModelNotFoundError, match="not available"):
+        get_corrector(f"seq2seq:{tmp_path / 'absent'}", cache=False)
+    with pytest.raises(UnknownBackendError, match="needs a model"):
+        get_corrector("seq2seq", cache=False)

@@ -222,3 +222,40 @@ def tiny_causal_lm(out: Path, *, extra_text: str = "", seed: int = 0) -> Path:
     )
     Qwen2ForCausalLM(cfg).eval().save_pretrained(out)
     return out
+
+
+def tiny_seq2seq(out: Path, *, favour: str | None = None, prefix: str | None = None, seed: int = 0) -> Path:
+    """A 1-layer BART text-to-text model with a word-level tokenizer. Its weights are random, except that
+    with ``favour`` the output projection is zeroed and its bias set so that greedy decoding writes that
+    word at every step (``None``: the end token at once, an empty output); the output is then known.
+    ``prefix`` goes into ``config.json`` as the checkpoint's prompt prefix."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
+
+    torch.manual_seed(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    specials = ["<pad>", "<s>", "</s>", "<unk>"]
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(specials + PUNCT + _vocab()))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
+    fast.save_pretrained(out)
+    cfg = BartConfig(
+        vocab_size=len(vocab), d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=2, forced_bos_token_id=None,
+        forced_eos_token_id=None,
+    )  # fmt: skip
+    if prefix is not None:
+        cfg.prefix = prefix
+    model = BartForConditionalGeneration(cfg).eval()
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+        bias = torch.zeros(1, len(vocab))
+        bias[0, vocab[favour] if favour else 2] = 10.0
+        model.final_logits_bias.copy_(bias)
+    model.save_pretrained(out)
+    return out

@@ -43,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link-users-per-product", type=positive_int, default=D.link_users_per_product)
     parser.add_argument("--threshold-kind", choices=("chi2", "heldout"), default=D.threshold_kind)
     parser.add_argument("--threshold-q", type=open_unit_interval, default=D.threshold_q)
-    parser.add_argument("--error-backend", default=D.error_backend, help="symspell, quire or gector:<path>")
+    parser.add_argument(
+        "--error-backend", default=D.error_backend, help="symspell, quire, gector:<path> or seq2seq:<path>"
+    )
     parser.add_argument("--no-publish", action="store_true", help="build the work dirs only")
     parser.add_argument(
         "--force", action="append", default=[], choices=("ingest", "users", "profiles", "errors", "generate", "pair"),

