@@ -17,8 +17,10 @@ injectable kind; ``merge``, ``apostrophe``, ``realword``).
   which, and what else was scored on it). Its figures are the headline.
 
 :func:`evaluate` rebuilds each category's sentences and domain lexicon from the review files (the same
-cleaning, spaCy sentence split and lexicon as the ``errors`` stage), runs the detector over every
-sentence, and matches flags to labels by (category, ±30-character fragment, offset). Precision counts
+cleaning, spaCy sentence split and lexicon as the ``errors`` stage), corrects every sentence with the
+chosen back-end (symspell by default; any the ``errors`` stage accepts), ERRANT-aligns each correction
+with the written sentence as the stage does, and matches the changed tokens to labels by (category,
+±30-character fragment, offset). Precision counts
 any labelled slip as correct; recall is over ``char`` slips (the profile's evidence) and over all slips.
 Flags outside the labelled universe are counted, never silently dropped. The result is written to
 ``builders/writing_errors/detector_quality.json``, which the dataset card quotes.
@@ -43,6 +45,8 @@ from pqb.dataset.io import atomic_write_json
 from pqb.dataset.progress import bar
 
 QUALITY_FILE = Path(__file__).resolve().parents[1] / "writing_errors" / "detector_quality.json"
+CORRECT_BATCH = 256
+"""Sentences handed to the corrector at a time (the progress bar's step; a model back-end batches within)."""
 
 
 def score(
@@ -186,7 +190,13 @@ def evaluate(
                 t for t, d in zip(texts, nlp.tokenizer.pipe(texts), strict=True)
                 if any(fragment_key(cat, t, w.idx, w.text) in index for w in d)
             ]  # fmt: skip
-        fixed = det.correct(texts)
+        fixed = [
+            f
+            for i in bar(
+                range(0, len(texts), CORRECT_BATCH), desc=f"correct {cat}", unit="batch", leave=False
+            )
+            for f in det.correct(texts[i : i + CORRECT_BATCH])
+        ]
         changed = [i for i, (t, f) in enumerate(zip(texts, fixed, strict=True)) if t != f]
         orig_docs, edits = recover_edits(
             [texts[i] for i in changed], [fixed[i] for i in changed], nlp, annotator

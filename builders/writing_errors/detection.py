@@ -960,8 +960,9 @@ class Seq2SeqCorrector:
     Most spelling and GEC models are of this kind, and unlike a dictionary they read the context, so a
     brand the lexicon lacks can stay and a slip that is a word elsewhere can be fixed. The whole sentence
     comes back rewritten; the errors stage aligns it with the original through ERRANT and counts only
-    one-word character-level edits as slips, so a paraphrase does not enter a profile. The prompt
-    ``prefix`` ("grammar: " for some T5 fine-tunes) defaults to the checkpoint's own ``config.prefix``.
+    one-word character-level edits as slips, so a paraphrase does not enter a profile (a one-letter
+    grammar fix such as "a" -> "an" does, as with any GEC back-end). The prompt ``prefix`` ("grammar: "
+    for some T5 fine-tunes) defaults to the ``prefix`` field of the checkpoint's ``config.json``.
     """
 
     def __init__(
