@@ -231,11 +231,19 @@ def main(
     """Score ``corrector`` on the labelled sets (by default all three); the test set's figure is the
     headline. ``write`` replaces ``detector_quality.json``, the default back-end's figures that the card
     quotes, with the result; ``kwargs`` go to :func:`evaluate`."""
+    from pqb.builders.writing_errors.detection import get_corrector
+
+    labelled_sentences = kwargs.pop("labelled_sentences", False)
+    spec: CorrectorSpec = corrector
+    if corrector != "symspell":  # a model back-end loads once for every set
+        model = get_corrector(corrector, **kwargs)
+        spec, kwargs = (lambda sents, prods: model), {}
     result: dict[str, Any] = {"headline": "test"}
     for name in sets:
         result[name] = evaluate(
-            Path(amazon_dir), corrector, labels_path=SETS[name], samples_dir=samples_dir, **kwargs
-        )
+            Path(amazon_dir), spec, labels_path=SETS[name], samples_dir=samples_dir,
+            labelled_sentences=labelled_sentences, **kwargs,
+        ) | {"corrector": corrector}  # fmt: skip
     if write:
         atomic_write_json(QUALITY_FILE, result)
     return result
