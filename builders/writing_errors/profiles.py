@@ -395,14 +395,16 @@ def empty_counts() -> dict[str, Any]:
 
 
 def recover_edits(
-    texts: Sequence[str], corrected: Sequence[str], nlp: Any, annotator: Any, *, batch_size: int = 128
+    texts: Sequence[str], corrected: Sequence[str], annotator: Any, *, batch_size: int = 128
 ) -> tuple[list[Any], list[list[dict[str, Any]]]]:
-    """Parse every original sentence and ERRANT-align the changed ones with their correction.
+    """Parse every original sentence with the annotator's own pipeline (lemmas included, see
+    ``ALIGN_DISABLE``) and ERRANT-align the changed ones with their correction.
 
     Returns the parsed original docs and, per sentence, its word-level edits: ``token_index`` (first
     original token), ``original``/``corrected`` surface strings, ``operation`` (R/M/U),
     ``errant_type`` and ``mechanism`` (``classify`` of a replaced word, else ``None``).
     """
+    nlp = annotator.nlp
     docs = list(bar(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="parse", leave=False))
     changed = [i for i, (t, c) in enumerate(zip(texts, corrected, strict=True)) if t != c]
     cor_docs = dict(
@@ -630,27 +632,25 @@ def _add_counts(into: dict[str, Any], other: Mapping[str, Any]) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _annotator() -> Any:
-    """ERRANT over the default spaCy pipeline, once per process."""
+    """ERRANT over the default spaCy pipeline with its lemmatizer, once per process."""
     import errant
 
-    from pqb.builders.nlp import load_spacy
+    from pqb.builders.nlp import ALIGN_DISABLE, load_spacy
 
-    return errant.load("en", nlp=load_spacy())
+    return errant.load("en", nlp=load_spacy(disable=ALIGN_DISABLE))
 
 
 def _errors_chunk(job: tuple[Any, list[tuple[str, str, str]], Smoothing]) -> dict[str, Any]:
     """Correct, parse, align and count one chunk of whole users' profile sentences (in whichever
     process the executor chose; spaCy, ERRANT and the word lists load once per process). Repeated texts
     in a chunk are corrected and parsed once: a text's correction and parse do not depend on its neighbours."""
-    from pqb.builders.nlp import load_spacy
-
     corrector, rows, smoothing = job
     texts = [t for _, _, t in rows]
     unique = sorted(set(texts))
     fixed: list[str] = []
     for i in range(0, len(unique), 512):
         fixed += corrector.correct(unique[i : i + 512])
-    docs_u, edits_u = recover_edits(unique, fixed, load_spacy(), _annotator())
+    docs_u, edits_u = recover_edits(unique, fixed, _annotator())
     at = {t: i for i, t in enumerate(unique)}
     idx = [at[t] for t in texts]
     profiles, edit_rows = build_profiles(
@@ -706,7 +706,7 @@ def run_errors(
     are those of one pass. ``cfg.seed`` is recorded (the stage draws nothing at random, but every stage
     config carries it). Returns the stage statistics.
     """
-    from pqb.builders.nlp import installed_spacy_model_id
+    from pqb.builders.nlp import ALIGN_DISABLE, installed_spacy_model_id
 
     backend, seed, smoothing = cfg.error_backend, cfg.seed, Smoothing()
     sp = workdir.path / SENTENCES
@@ -722,6 +722,7 @@ def run_errors(
         # the corrector id (back-end + its configuration) is part of the fingerprint, not just its name
         return {
             "backend": backend_id,
+            "errant_disable": list(ALIGN_DISABLE),
             "seed": seed,
             "smoothing": smoothing.to_dict(),
             "version": PROFILES_VERSION,
