@@ -66,14 +66,15 @@ class DevTools:
             os.dup2(hi_r, 3)
             os.dup2(hi_w, 4)
 
-        self._log = open(user_data_dir.parent / "chromium.log", "wb")  # noqa: SIM115 (closed in close())
-        self.proc = subprocess.Popen(
-            [binary, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
-            preexec_fn=child,
-            close_fds=False,
-            stdout=subprocess.DEVNULL,
-            stderr=self._log,
-        )
+        self._log = user_data_dir.parent / "chromium.log"  # Chromium's stderr, quoted if it dies
+        with self._log.open("wb") as log:  # the child holds its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                [binary, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
+                preexec_fn=child,
+                close_fds=False,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._buffer = b""
@@ -87,8 +88,7 @@ class DevTools:
                 raise TimeoutError("Chromium did not answer over the DevTools pipe in time")
             chunk = os.read(self._from_chrome, 1 << 20)
             if not chunk:  # say why: Chromium's exit status and the end of its stderr
-                self._log.flush()
-                tail = Path(self._log.name).read_bytes()[-800:].decode(errors="replace")
+                tail = self._log.read_bytes()[-800:].decode(errors="replace")
                 raise ConnectionError(f"Chromium closed the DevTools pipe (exit {self.proc.poll()}): {tail}")
             self._buffer += chunk
         raw, self._buffer = self._buffer.split(b"\0", 1)
@@ -131,7 +131,6 @@ class DevTools:
             self.proc.wait(timeout=10)
         os.close(self._to_chrome)
         os.close(self._from_chrome)
-        self._log.close()
 
 
 class Page:
