@@ -98,7 +98,7 @@ class PairConfig:
     passing; on the small slice the audit passes few users, and pairing only those leaves a handful
     of pairs (the card and the stage stats say which rule was applied). ``evidence_floor``: users with
     fewer own recovered slips are flagged ``backoff``. ``cosine_gate``: add the MiniLM cosine >= 0.9 gate
-    to recoverability (off by default: the gate is itself a dense retriever; the authors' variant)."""
+    to readability (off by default: the gate is itself a dense retriever; the authors' variant)."""
 
     distance: str = "sym_kl"
     max_pairs_tried: int = 1

@@ -352,7 +352,7 @@ def check_rows(
     mechanisms, edit one word each and never a protected token, and record the ``position`` bucket their
     words give (required on rows with an ``error_chain``; see :func:`_check_error_side`); targets
     are in the corpus. A typo may fall on a core term: the need stays fixed because the word stays
-    recoverable, which ``pqb-build check`` verifies with the domain's corrector.
+    readable, which ``pqb-build check`` verifies (no corrector: issue 29).
     """
     report = ValidationReport()
     rows = list(rows)

@@ -28,6 +28,9 @@ PQB_DATA_DIR: Path = _env_path("PQB_DATA_DIR", REPO_ROOT.parent / "shared" / "da
 PQB_AMAZON_DIR: Path = _env_path("PQB_AMAZON_DIR", PQB_DATA_DIR / "amazon2023-mini")
 """Local copy of Amazon Reviews 2023 in the official layout (``<Category>.jsonl``, ``meta_<Category>.jsonl``)."""
 
+PQB_TYPOS_DIR: Path = _env_path("PQB_TYPOS_DIR", PQB_DATA_DIR / "typos")
+"""Real typing slips with their corrections (``srcd_typos_calibration.csv``): the slip channel's data."""
+
 PQB_RELEASE_DIR: Path = _env_path("PQB_RELEASE_DIR", PQB_DATA_DIR / "pqb_release")
 """The authors' published PQB query files (``<Domain>.json`` keyed by ASIN)."""
 

@@ -248,3 +248,25 @@ def make_tiny_dataset(root: Path, domains: Sequence[str] = ("video_games",)) -> 
     card += ["---", "", "# PQB tiny dataset", "", "SYNTHETIC test data written by tests/pqb_fixtures.py.", ""]
     (root / "README.md").write_text("\n".join(card), encoding="utf-8")
     return root
+
+
+# Hand-written slips (SYNTHETIC, not the real calibration data): a slip channel for tests that must not
+# depend on ../shared/data/typos. Doubled-letter deletions and inserted vowels dominate, as in real typing.
+TOY_SLIPS: tuple[tuple[str, str], ...] = (
+    ("taning", "tanning"), ("adress", "address"), ("comming", "coming"), ("runing", "running"),
+    ("buton", "button"), ("recieve", "receive"), ("teh", "the"), ("wirelss", "wireless"),
+    ("gaiming", "gaming"), ("controoler", "controller"), ("heaadset", "headset"), ("blakc", "black"),
+    ("keybaord", "keyboard"), ("mosue", "mouse"), ("cabel", "cable"), ("grat", "great"),
+    ("bateries", "batteries"), ("somthing", "something"), ("wnat", "want"), ("dsik", "disk"),
+    ("lenght", "length"), ("contorller", "controller"), ("swtich", "switch"), ("gamne", "game"),
+    ("edtion", "edition"), ("comforatble", "comfortable"), ("realy", "really"), ("qiuet", "quiet"),
+)  # fmt: skip
+
+
+def toy_channel() -> Any:
+    """A :class:`SlipChannel` over :data:`TOY_SLIPS` (imported lazily: builders are an optional extra)."""
+    from pqb.builders.writing_errors.channel import Slip, SlipChannel
+
+    return SlipChannel(
+        [Slip(t, w, f"toy/{i % 5}") for i, (t, w) in enumerate(TOY_SLIPS)], provenance={"toy": True}
+    )

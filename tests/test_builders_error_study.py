@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from pqb_fixtures import toy_channel
 from test_builders_error_profiles import FakeCorrector
 
 from pqb.builders.config import BuildConfig
@@ -54,8 +55,8 @@ def _toy(root: Path) -> WorkDir:
 
 
 def test_study_writes_reports_and_is_deterministic(tmp_path: Path) -> None:
-    a = run_error_study(_toy(tmp_path / "a"), n_boot=50, pool_size=3)
-    b = run_error_study(_toy(tmp_path / "b"), n_boot=50, pool_size=3)
+    a = run_error_study(_toy(tmp_path / "a"), n_boot=50, pool_size=3, channel=toy_channel())
+    b = run_error_study(_toy(tmp_path / "b"), n_boot=50, pool_size=3, channel=toy_channel())
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     assert set(a["conditions"]) == set(CONDITIONS) and a["users"] == 4
     for c in a["conditions"].values():

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pqb_fixtures import toy_channel
 
 from pqb.builders.nlp import load_spacy
 from pqb.builders.writing_errors.context import Smoothing, add_token
@@ -22,6 +23,7 @@ from pqb.builders.writing_errors.injection import (
 )
 from pqb.builders.writing_errors.mechanisms import classify
 from pqb.builders.writing_errors.profiles import ErrorProfiles, empty_counts
+from pqb.builders.writing_errors.readability import readable
 from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS, apply_edits, edit_position, words
 
 SIG = {"shape": "X", "coarse": "X", "d3": "X", "d4": "X", "full": "X"}
@@ -43,7 +45,7 @@ def toy_profiles() -> ErrorProfiles:
 
 @functools.lru_cache(maxsize=1)
 def injector() -> ErrorInjector:
-    return ErrorInjector(toy_profiles(), load_spacy())
+    return ErrorInjector(toy_profiles(), load_spacy(), channel=toy_channel())
 
 
 QUERY = "I want a wireless controller from Nintendo for my Switch with long battery life and great grip"
@@ -63,7 +65,7 @@ def test_operators_produce_their_mechanism() -> None:
                 assert classify(new, word) == mech, (mech, new)
 
 
-def test_chain_prefixes_reproduce_their_queries_and_are_recoverable() -> None:
+def test_chain_prefixes_reproduce_their_queries_and_are_readable() -> None:
     inj = injector()
     for seed in range(20):
         res = inj.inject(
@@ -80,7 +82,7 @@ def test_chain_prefixes_reproduce_their_queries_and_are_recoverable() -> None:
             assert sum(a != b for a, b in zip(q.split(), QUERY.split(), strict=True)) == k
         for e in res.chain:
             assert QUERY[e["start"] : e["end"]] == e["original"]
-            assert inj.corrector.recoverable(e["original"], e["edited"])
+            assert readable(e["original"], e["edited"])
             assert e["location"] in ("brand", "core_term", "title_word", "content_word", "function_word")
     locs = {e["location"] for s in range(40) for e in inj.inject(QUERY, "keys", (), s, core_terms=CORE).chain}
     assert "core_term" in locs  # core terms are no longer excluded
@@ -90,7 +92,7 @@ def test_dose_follows_the_users_history() -> None:
     prof = toy_profiles()
     prof.users["keys"]["doses"] = {"3": 50}
     prof.users["drops"]["doses"] = {"1": 50}
-    inj = ErrorInjector(prof, load_spacy())
+    inj = ErrorInjector(prof, load_spacy(), channel=toy_channel())
     n_keys = Counter(len(inj.inject(QUERY, "keys", (), s).edits) for s in range(40))
     n_drops = Counter(len(inj.inject(QUERY, "drops", (), s).edits) for s in range(40))
     assert n_keys.most_common(1)[0][0] == 3 and n_drops.most_common(1)[0][0] == 1
@@ -148,9 +150,9 @@ def test_semantic_gate_with_a_fake_similarity() -> None:
         calls.append((a, b))
         return 0.5
 
-    res = ErrorInjector(prof, nlp, similarity=never, max_tries=4).inject(QUERY, "keys", (), seed=0)
+    res = ErrorInjector(prof, nlp, similarity=never, max_tries=4, channel=toy_channel()).inject(QUERY, "keys", (), seed=0)
     assert res.error_query is None and res.reason == "similarity_below_threshold" and len(calls) == 4
-    ok = ErrorInjector(prof, nlp, similarity=lambda a, b: 0.95).inject(QUERY, "keys", (), seed=0)
+    ok = ErrorInjector(prof, nlp, similarity=lambda a, b: 0.95, channel=toy_channel()).inject(QUERY, "keys", (), seed=0)
     assert ok.reason == "ok" and ok.similarity == pytest.approx(0.95)
 
 
@@ -196,16 +198,8 @@ def test_minilm_similarity_gate_when_installed() -> None:
     assert sim is not None
     assert sim(QUERY, QUERY) == pytest.approx(1.0, abs=1e-5)
     assert sim(QUERY, QUERY.replace("want", "wnat")) > 0.9 > sim(QUERY, "a recipe for banana bread")
-    res = ErrorInjector(toy_profiles(), load_spacy(), similarity=sim).inject(QUERY, "keys", (), seed=3)
+    res = ErrorInjector(toy_profiles(), load_spacy(), similarity=sim, channel=toy_channel()).inject(QUERY, "keys", (), seed=3)
     assert res.reason == "ok" and res.similarity is not None and res.similarity >= 0.9
-
-
-class AcceptAll:
-    """Test stand-in for the domain corrector: every form counts as recoverable, so a test sees the
-    position sampler alone (recoverability rejects more of some buckets than others on real words)."""
-
-    def recoverable(self, original: str, edited: str) -> bool:
-        return True
 
 
 def test_operator_forms_are_grouped_by_where_the_edit_falls() -> None:
@@ -236,7 +230,7 @@ def test_injected_positions_follow_the_profiles_distribution() -> None:
     prof.users["keys"]["positions"] = {"first": 10, "last": 4}
     want = prof.position_probs("keys")
     assert want["first"] > want["last"] > want["interior"]  # the user's own evidence outweighs the prior
-    inj = ErrorInjector(prof, load_spacy(), corrector=AcceptAll())  # type: ignore[arg-type]
+    inj = ErrorInjector(prof, load_spacy(), channel=toy_channel())
     tok = load_spacy()("wireless")[0]
     rng = np.random.default_rng(7)
     n = 3000
@@ -261,7 +255,7 @@ def test_inject_records_the_position_and_follows_the_user() -> None:
     prof = toy_profiles()
     prof.users["keys"]["positions"] = {"first": 40}
     prof.users["drops"]["positions"] = {"interior": 40}
-    inj = ErrorInjector(prof, load_spacy())
+    inj = ErrorInjector(prof, load_spacy(), channel=toy_channel())
     where = {u: Counter() for u in ("keys", "drops")}
     for u in where:
         for s in range(40):

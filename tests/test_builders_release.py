@@ -63,7 +63,7 @@ def test_run_release_writes_configs_and_check_reports_findings(release_dir: Path
     assert audit["pairs"] == 1 and audit["pairs_violating_release_proxy"] == 1  # 'black' 1x vs 2x
     assert audit["error_rows_touching_meta_core_terms"] == 1  # Zowie -> Zowei
     rules = check_dataset(ds, ["video_games-release", "video_games-release-corpus"]).by_rule()
-    # a typo on the brand is allowed since the error pairs were rebuilt on recoverability (docs/design.md §9)
+    # a typo on the brand is allowed since the error pairs were rebuilt on readability (docs/design.md §9)
     assert "protected_term_edited" not in rules and "protected_token_edited" not in rules
     assert rules["target_not_in_corpus"] == 1  # B2 has no meta record
 

@@ -39,7 +39,7 @@ def test_check_rows_reports_every_violation_of_a_row() -> None:
         error_edits=[{"start": 9, "end": 13, "original": "Sony", "edited": "Sxny", "mechanism": "nonsense"}],
     )
     rules = check_rows([bad]).by_rule()
-    assert set(rules) == {"unknown_mechanism"}  # a core term may carry a (recoverable) typo since issue 12
+    assert set(rules) == {"unknown_mechanism"}  # a core term may carry a (readable) typo since issue 12
     bad = _row(
         query="I want a PS5 pad in black",
         error_query="I want a PS6 pad in bkack",

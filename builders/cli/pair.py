@@ -28,7 +28,7 @@ def add_pair_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cosine-gate", action="store_true",
         help="also require MiniLM cosine >= 0.9 between clean and error query (the authors' gate; "
-        "recoverability is always on)",
+        "readability is always on)",
     )  # fmt: skip
 
 

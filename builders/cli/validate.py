@@ -9,15 +9,19 @@ import sys
 from pqb.builders.cli._common import add_stage_arguments, guarded, report, workdir_of
 from pqb.dataset.argtypes import positive_int
 
-HELP = "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), or both."
+HELP = (
+    "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), injected vs "
+    "real typos (typos), or all three."
+)
 EPILOG = """examples:
   pqb-build validate syntax --domain video_games --workdir work/
+  pqb-build validate typos --domain video_games   # injected typos beside held-out real slips
   pqb-build validate all --domain video_games --n-boot 1000
 """
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("study", choices=("syntax", "errors", "all"), help="which study to run")
+    parser.add_argument("study", choices=("syntax", "errors", "typos", "all"), help="which study to run")
     add_stage_arguments(parser)
     parser.add_argument(
         "--n-boot", type=positive_int, default=200, help="bootstrap resamples for the CIs (default 200)"
@@ -67,4 +71,13 @@ def run(args: argparse.Namespace) -> int:
         rc = guarded(go)
     if args.study in ("errors", "all"):
         rc = max(rc, _errors(args))
+    if args.study in ("typos", "all"):
+        from pqb.builders.reports.typo_study import run_typo_study
+        from pqb.builders.workdir import WorkDir
+
+        def typos() -> None:
+            run_typo_study(WorkDir(args.workdir, args.domain), seed=args.seed, n_boot=args.n_boot)
+            print(f"table: {args.workdir}/{args.domain}/validation/typo_study.md")
+
+        rc = max(rc, guarded(typos))
     return rc

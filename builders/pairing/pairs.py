@@ -9,7 +9,7 @@ For each target product with at least two linked users that have a syntactic Gau
    *inside* the user's acceptance region (D² ≤ own threshold) *and outside* the partner's
    (D² > partner threshold). The two sets are disjoint, so the two queries always differ.
 3. **Inject**: each user's own writing errors (``ErrorInjector``): an ordered chain of up to 3
-   recoverable edits on any word (core terms, brand and title words included), the personal dose as its
+   readable edits on any word (core terms, brand and title words included), the personal dose as its
    prefix, seeded from ``(seed, asin, user)``.
 
 Every product that yields no pair is counted under the first gate it fails (:data:`GATES`), so the

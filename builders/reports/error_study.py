@@ -18,7 +18,7 @@ The paper's validation table (docs/design.md §14; the definitions are the paper
   drawing the edited positions in chain order without replacement in proportion to w's rates, then each
   edit's mechanism and where in the word it falls (first / interior / last letter); mechanisms outside
   the injectable set get a shared floor probability. (The place term ignores the injector's restriction
-  to the buckets a mechanism can reach in a word: an approximation shared by every candidate.) (Positions skipped because no recoverable edit
+  to the buckets a mechanism can reach in a word: an approximation shared by every candidate.) (Positions skipped because no readable edit
   existed are ignored: an approximation shared by every candidate.)
 * **Metrics** (ties broken uniformly at random, in expectation): *Top-1* and *MRR* rank the true user
   by the summed score of all of their typo queries; *single-query Top-1* ranks by one query.
@@ -37,7 +37,8 @@ import numpy as np
 
 from pqb.builders.errors import MissingInputError
 from pqb.builders.seeds import derive_seed
-from pqb.builders.workdir import CORPUS, SENTENCES, WorkDir, read_parquet
+from pqb.builders.workdir import EDITS, SENTENCES, WorkDir, read_parquet
+from pqb.builders.writing_errors.channel import SlipChannel, detected_slips, population_channel
 from pqb.builders.writing_errors.context import RATE_CHAIN, doc_signatures
 from pqb.builders.writing_errors.injection import ErrorInjector
 from pqb.builders.writing_errors.profiles import ErrorProfiles
@@ -113,14 +114,6 @@ def _rate_matrix(
     return U[[uniq[k] for k in keys]]
 
 
-def _corrector(workdir: WorkDir) -> Any:
-    """The domain's recoverability corrector (``corpus.parquet``), or the dictionary alone without one."""
-    from pqb.builders.writing_errors.recoverability import DomainCorrector, corrector_for_corpus
-
-    corpus = workdir.path / CORPUS
-    return corrector_for_corpus(read_parquet(corpus).to_pylist()) if corpus.is_file() else DomainCorrector()
-
-
 def run_error_study(
     workdir: WorkDir,
     *,
@@ -129,8 +122,10 @@ def run_error_study(
     max_texts: int = 10,
     pool_size: int = 20,
     nlp: Any = None,
+    channel: SlipChannel | None = None,
 ) -> dict[str, Any]:
-    """Run the study on a built work dir; write ``validation/error_sampling.{json,md}``; return the JSON."""
+    """Run the study on a built work dir; write ``validation/error_sampling.{json,md}``; return the JSON.
+    ``channel``: the slip channel (``None``: the domain's population channel, as the pair stage uses)."""
     from pqb.builders.nlp import load_spacy
 
     sp = workdir.path / SENTENCES
@@ -138,7 +133,8 @@ def run_error_study(
         raise MissingInputError(
             f"{sp} does not exist; run `pqb-build users --domain {workdir.domain}` first."
         )
-    profiles = ErrorProfiles.load(workdir)
+    channel = channel or population_channel(detected_slips(workdir.path / EDITS), domain=workdir.domain)
+    profiles = ErrorProfiles.load(workdir).with_population(channel.population)  # as the pair stage does
     nlp = nlp or load_spacy()
     texts = _select_texts(read_parquet(sp).to_pylist(), set(profiles.users), max_texts, seed)
     users = sorted(texts)
@@ -158,7 +154,7 @@ def run_error_study(
     mech_col = {m: i for i, m in enumerate(CHAR_MECHANISMS)}
     gprobs = profiles.global_mechanism_probs()
     uniform = dict.fromkeys(CHAR_MECHANISMS, 1 / len(CHAR_MECHANISMS))
-    inj = ErrorInjector(profiles, nlp, similarity=None, corrector=_corrector(workdir))
+    inj = ErrorInjector(profiles, nlp, similarity=None, channel=channel)
     gdose = profiles.global_dose_probs()
     dose_col = {d: i for i, d in enumerate(gdose)}
     logD = np.log(np.array([[profiles.dose_probs(w)[d] for d in gdose] for w in users]))

@@ -435,7 +435,9 @@ def select_core_terms(meta: Mapping[str, Any], n: int = N_CORE_TERMS) -> list[At
 
 
 def protected_terms(meta: Mapping[str, Any]) -> list[str]:
-    """Words an error injector must never edit: the brand and the title's words (lower-case, unique, sorted)."""
+    """The brand and the title's words (lower-case, unique, sorted). Kept under its historical column name
+    ``protected_terms``; since issue 12 these words may carry a typo like any other (readability decides),
+    and the injector reads the brand and title to label each edit's ``location`` (brand / title word)."""
     text = f"{brand_of(meta)} {clean_text(meta.get('title'))}"
     return sorted(set(words(text)))
 

@@ -6,9 +6,10 @@ recognises every word, not because the words that matter are left untouched (doc
 * **Any word may carry a typo**, core terms, brand and title words included. Protected are only tokens
   whose identity a typo would change (anything with a digit: numbers, model codes, sizes), words of
   fewer than ``schema.MIN_EDIT_LETTERS`` letters, and what the caller explicitly protects.
-* **Every edit must stay recoverable** (:mod:`pqb.builders.writing_errors.recoverability`): one edit per
-  word, Damerau-Levenshtein <= 2, not another real word, and the original is the unambiguous best
-  correction under the domain's corrector. This is the default gate. The MiniLM cosine gate (a dense
+* **Every edit must stay readable** (:mod:`pqb.builders.writing_errors.readability`): one edit per word,
+  a distance bound by word length, no slip on 1-2-letter words; judged without any corrector or
+  dictionary, so no evaluated defense shares the filter (issue 29), and real-word slips occur at the
+  channel's rate. This is the default gate. The MiniLM cosine gate (a dense
   retriever screening out the typos dense models notice) is optional (``similarity``), used by the
   authors' variant.
 * **Where**: positions are drawn one after another *without replacement*, each with probability
@@ -17,8 +18,9 @@ recognises every word, not because the words that matter are left untouched (doc
 * **How**: each edit's mechanism is drawn from the user's Dirichlet-shrunk mechanism distribution,
   then where in the word (first letter / interior / last letter) from the user's Dirichlet-shrunk
   position distribution (restricted to what the mechanism can reach in this word), and applied with its
-  operator there (keyboard neighbours; phonetic confusions for substitutions; every form re-classifies
-  to its mechanism); a token whose draws all fail (not recoverable) is skipped and the next position
+  letters the slip channel weighs (:mod:`pqb.builders.writing_errors.channel`, learned from real typing
+  slips; every form re-classifies to its mechanism); a token whose draws all fail (not readable) is
+  skipped and the next position
   in the query is drawn. Each edit records its ``position`` bucket.
 * **How many**: the row stores the whole ordered chain of up to ``max_edits`` (3) edits. The personal
   dose (drawn from the user's shrunk distribution of slips per slipped sentence) is a prefix of it and
@@ -42,16 +44,12 @@ import numpy as np
 
 from pqb.builders.seeds import derive_seed
 from pqb.builders.text import match_case
-from pqb.builders.workdir import CORPUS
+from pqb.builders.workdir import EDITS
+from pqb.builders.writing_errors.channel import SlipChannel, detected_slips, letter_case, population_channel
 from pqb.builders.writing_errors.context import doc_signatures, is_function_word
-from pqb.builders.writing_errors.mechanisms import (
-    HOMOPHONES,
-    PHONETIC_CONFUSIONS,
-    QWERTY_NEIGHBOURS,
-    classify,
-)
+from pqb.builders.writing_errors.mechanisms import HOMOPHONES, classify
 from pqb.builders.writing_errors.profiles import ErrorProfiles
-from pqb.builders.writing_errors.recoverability import DomainCorrector
+from pqb.builders.writing_errors.readability import readable
 from pqb.dataset.schema import (
     CHAR_MECHANISMS,
     MAX_EDITS,
@@ -95,13 +93,13 @@ def mechanism_variants(word: str, mechanism: str) -> dict[str, tuple[tuple[int, 
     edit falls (``schema.POSITIONS``, by :func:`pqb.dataset.schema.edit_position`), as ``(site, form)`` in
     a fixed order. The site is the letter the operator works at (for insertions the gap before it).
 
-    Operators: ``keyboard_adjacent`` replaces a letter by a QWERTY neighbour; ``substitution`` by a
-    sound-alike letter that is not a neighbour (``PHONETIC_CONFUSIONS``); ``transposition`` swaps two
-    different adjacent letters; ``repetition`` doubles a letter; ``insertion`` types a letter that is not
-    one of the gap's neighbours; ``deletion`` drops a letter (words of 3+ letters); ``homophone`` writes a
-    listed homophone. Every site of the word is open: where the user slips (first letter, interior, last
-    letter) is the profile's to say, not the operator's. Only forms that :func:`classify` gives back as
-    ``mechanism`` are kept (doubling a doubled letter is a repetition, not an insertion)."""
+    Operators: ``keyboard_adjacent`` replaces a letter by a QWERTY neighbour; ``substitution`` by any
+    other letter; ``transposition`` swaps two different adjacent letters; ``repetition`` and ``insertion``
+    type one extra letter (a copy of a neighbour is a repetition); ``deletion`` drops a letter (words of 3+
+    letters); ``homophone`` writes a listed homophone. A new letter takes the case of its neighbours
+    (:func:`letter_case`). Every site and letter is open: how likely each form is, is the slip channel's
+    to say (:meth:`SlipChannel.weight`), where the user slips is the profile's. Only forms that
+    :func:`classify` gives back as ``mechanism`` are kept."""
     low, n = word.lower(), len(word)
     out: list[tuple[int, str]] = []
     if mechanism == "homophone":
@@ -109,26 +107,24 @@ def mechanism_variants(word: str, mechanism: str) -> dict[str, tuple[tuple[int, 
     elif n < 2:
         pass
     elif mechanism in ("keyboard_adjacent", "substitution"):
-        for i, c in enumerate(low):
-            near = {x for x in QWERTY_NEIGHBOURS.get(c, ()) if x.isalpha()}
-            pool = (
-                near if mechanism == "keyboard_adjacent" else PHONETIC_CONFUSIONS.get(c, frozenset()) - near
-            )
-            out += [
-                (i, word[:i] + (x.upper() if word[i].isupper() else x) + word[i + 1 :]) for x in sorted(pool)
-            ]
+        out = [
+            (i, word[:i] + letter_case(word, i, x, inserted=False) + word[i + 1 :])
+            for i in range(n)
+            for x in LETTERS
+        ]
     elif mechanism == "transposition":
         out = [
             (i, word[:i] + word[i + 1] + word[i] + word[i + 2 :])
             for i in range(n - 1)
             if low[i] != low[i + 1]
         ]
-    elif mechanism == "repetition":
-        out = [(i, word[: i + 1] + word[i] + word[i + 1 :]) for i in range(n)]
-    elif mechanism == "insertion":
-        for g in range(n + 1):  # the gap before letter g (g == n: after the last letter)
-            near = {low[g - 1] if g > 0 else "", low[g] if g < n else ""}
-            out += [(g, word[:g] + x + word[g:]) for x in LETTERS if x not in near]
+    elif mechanism in ("repetition", "insertion"):
+        # the gap before letter g (g == n: after the last letter)
+        out = [
+            (g, word[:g] + letter_case(word, g, x, inserted=True) + word[g:])
+            for g in range(n + 1)
+            for x in LETTERS
+        ]
     elif mechanism == "deletion":
         out = [(i, word[:i] + word[i + 1 :]) for i in range(n)] if n >= 3 else []
     elif mechanism not in CHAR_MECHANISMS:
@@ -140,20 +136,39 @@ def mechanism_variants(word: str, mechanism: str) -> dict[str, tuple[tuple[int, 
     return {k: tuple(groups[k]) for k in POSITIONS if k in groups}
 
 
+def pick_weighted(weights: Sequence[float], rng: np.random.Generator) -> int | None:
+    """An index drawn in proportion to ``weights`` (``None`` when they sum to 0); the cumulative sum runs in
+    Python floats, so every BLAS kernel and thread count draws the same index."""
+    total = float(sum(weights))
+    if total <= 0:
+        return None
+    u, acc = float(rng.random()) * total, 0.0
+    for k, w in enumerate(weights):
+        acc += w
+        if u < acc:
+            return k
+    return max(k for k, w in enumerate(weights) if w > 0)
+
+
 def apply_mechanism(
-    word: str, mechanism: str, rng: np.random.Generator, position: str | None = None
+    word: str,
+    mechanism: str,
+    rng: np.random.Generator,
+    position: str | None = None,
+    channel: SlipChannel | None = None,
 ) -> str | None:
     """Apply one mechanism's operator to ``word`` with the edit at ``position`` (a ``schema.POSITIONS``
     bucket; ``None``: anywhere); ``None`` when the operator cannot edit this word there. Among the
-    operator's forms in that bucket (:func:`mechanism_variants`) a site is drawn uniformly, then a form."""
+    operator's forms in that bucket (:func:`mechanism_variants`) a form is drawn in proportion to the slip
+    channel's weight (``channel=None``: uniformly, the control of the error-sampling study)."""
     groups = mechanism_variants(word, mechanism)
-    cands = [c for k, g in groups.items() if position in (None, k) for c in g]
+    cands = [w for k, g in groups.items() if position in (None, k) for _, w in g]
     if not cands:
         return None
-    sites = sorted({i for i, _ in cands})
-    site = sites[int(rng.integers(len(sites)))]
-    pool = [w for i, w in cands if i == site]
-    return pool[int(rng.integers(len(pool)))]
+    if channel is None or mechanism == "homophone":
+        return cands[int(rng.integers(len(cands)))]
+    pick = pick_weighted([channel.weight(word, w) for w in cands], rng)
+    return None if pick is None else cands[pick]
 
 
 def draw_position(
@@ -191,7 +206,7 @@ def sample_order(rates: np.ndarray, rng: np.random.Generator) -> list[int]:
     draw picking position ``i`` with probability ``rates[i] / sum(remaining rates)``.
 
     The injector walks this order and keeps the first ``max_edits`` positions it can edit
-    recoverably, so the first position is drawn exactly in proportion to the rates."""
+    readably, so the first position is drawn exactly in proportion to the rates."""
     r = np.clip(np.asarray(rates, dtype=float), 0.0, None)
     left = [int(i) for i in np.flatnonzero(r > 0)]
     order: list[int] = []
@@ -285,12 +300,6 @@ def default_similarity() -> Similarity | None:
 # ------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _dictionary_corrector() -> DomainCorrector:
-    """The corrector without domain words (no corpus at hand), loaded once per process."""
-    return DomainCorrector()
-
-
 def location_class(tok: Any, core_words: set[str], brand_words: set[str], title_words: set[str]) -> str:
     """``schema.LOCATIONS`` class of one token: brand, core term, title word, other content or function word."""
     w = tok.text.lower()
@@ -306,8 +315,9 @@ def location_class(tok: Any, core_words: set[str], brand_words: set[str], title_
 class ErrorInjector:
     """Injects a user's characteristic errors into clean queries (see the module docstring).
 
-    ``corrector`` is the domain's :class:`DomainCorrector` (recoverability gate); ``similarity`` the
-    optional cosine gate. ``evidence_floor``: users with fewer own slips are flagged ``backoff``.
+    ``channel`` is the population :class:`SlipChannel` (which letters a slip types; ``None``: estimated
+    from the calibration slips alone on first use); ``similarity`` the optional cosine gate.
+    ``evidence_floor``: users with fewer own slips are flagged ``backoff``.
     """
 
     def __init__(
@@ -316,7 +326,7 @@ class ErrorInjector:
         nlp: Any = None,
         similarity: Similarity | None = None,
         *,
-        corrector: DomainCorrector | None = None,
+        channel: SlipChannel | None = None,
         threshold: float = 0.9,
         max_edits: int = MAX_EDITS,
         max_tries: int = 8,
@@ -326,7 +336,7 @@ class ErrorInjector:
         self._profiles = profiles  # or how to read them: a stage first checks freshness on settings()
         self._nlp = nlp
         self.similarity = similarity
-        self._corrector = corrector
+        self._channel = channel
         self.threshold = threshold
         self.max_edits = max_edits
         self.max_tries = max_tries
@@ -340,10 +350,10 @@ class ErrorInjector:
         return self._profiles
 
     @property
-    def corrector(self) -> DomainCorrector:
-        if self._corrector is None:
-            self._corrector = _dictionary_corrector()
-        return self._corrector
+    def channel(self) -> SlipChannel:
+        if self._channel is None:
+            self._channel = population_channel()
+        return self._channel
 
     def settings(self) -> dict[str, Any]:
         """Everything that changes injected queries besides profiles and seeds: part of the stage key,
@@ -351,17 +361,17 @@ class ErrorInjector:
         describe = getattr(self.similarity, "describe", None)
         gate = None if self.similarity is None else (describe() if describe else repr(self.similarity))
         return {
-            "gate": "recoverability" + ("+cosine" if gate else ""),
+            "gate": "readability" + ("+cosine" if gate else ""),
             "similarity_gate": gate,
             "threshold": self.threshold if gate else None,
-            "corrector_domain_words": len(self.corrector.domain),
+            "channel": self.channel.settings(),
             "max_edits": self.max_edits,
             "max_tries": self.max_tries,
             "tries_per_token": self.tries_per_token,
             "evidence_floor": self.evidence_floor,
             "min_edit_letters": MIN_EDIT_LETTERS,
             "positions": list(POSITIONS),
-            "version": 3,
+            "version": 4,
         }
 
     @classmethod
@@ -375,26 +385,24 @@ class ErrorInjector:
         **kw: Any,
     ) -> ErrorInjector:
         """Injector over ``<work>/<domain>/errors/profiles.json`` (a WorkDir, its folder or the file), with
-        the corrector of the domain's ``corpus.parquet`` when it exists.
+        the population slip channel estimated from the calibration slips plus the domain's detected slips
+        (``errors/edits.parquet`` when it exists, :func:`population_channel`).
 
-        ``similarity="auto"`` adds the cosine gate (:func:`default_similarity`); ``None`` (default) leaves
-        recoverability as the only gate. ``users``: the only users queries will be written for (their
-        profiles are read; every other user is read past, :meth:`ErrorProfiles.load`). The profiles are
-        read at the first query, not here: :meth:`settings` does not need them, so a fresh stage never
-        reads them.
+        The population's mechanism and position-in-the-word distributions, toward which every user is
+        shrunk, count the calibration slips as well as the detected ones
+        (:meth:`ErrorProfiles.with_population`). ``similarity="auto"`` adds the cosine gate
+        (:func:`default_similarity`); ``None`` (default) leaves readability as the only gate. ``users``:
+        the only users queries will be written for (their profiles are read; every other user is read
+        past, :meth:`ErrorProfiles.load`). The profiles are read at the first query, not here:
+        :meth:`settings` does not need them, so a fresh stage never reads them.
         """
         sim = default_similarity() if similarity == "auto" else similarity
-        if "corrector" not in kw:
+        if "channel" not in kw:
             root = Path(getattr(workdir_path, "path", workdir_path))
-            corpus = root / CORPUS
-            if corpus.is_file():
-                import pyarrow.parquet as pq
-
-                from pqb.builders.writing_errors.recoverability import corrector_for_corpus
-
-                kw["corrector"] = corrector_for_corpus(pq.read_table(corpus).to_pylist())
+            kw["channel"] = population_channel(detected_slips(root / EDITS), domain=root.name)
+        channel: SlipChannel = kw["channel"]
         p = ErrorProfiles.path_of(workdir_path)  # a missing file fails here, not at the first query
-        return cls(lambda: ErrorProfiles.load(p, users), nlp, sim, **kw)  # type: ignore[arg-type]
+        return cls(lambda: ErrorProfiles.load(p, users).with_population(channel.population), nlp, sim, **kw)  # type: ignore[arg-type]
 
     @property
     def nlp(self) -> Any:
@@ -435,12 +443,13 @@ class ErrorInjector:
         rng: np.random.Generator,
         pos_probs: Mapping[str, float] | None = None,
     ) -> tuple[str, str] | None:
-        """``(edited word, mechanism)`` for one token, or ``None`` when no draw is recoverable.
+        """``(edited word, mechanism)`` for one token, or ``None`` when no draw is readable.
 
         Each of ``tries_per_token`` draws picks a mechanism from ``mech_probs``, then where in the word
         from ``pos_probs`` (the user's first / interior / last distribution; ``None``: the population's)
         restricted to the buckets that mechanism can reach in this word (:func:`draw_position`), then a
-        form there (:func:`apply_mechanism`). A form that is not recoverable costs the draw; when every
+        form there, weighted by the slip channel (:func:`apply_mechanism`). A form that is not readable
+        (:func:`pqb.builders.writing_errors.readability.readable`) costs the draw; when every
         draw fails the token is skipped and the injector takes the next position of its order.
         ``mech_probs=None`` is the character-random control (random letter, random place)."""
         word = tok.text
@@ -455,8 +464,8 @@ class ErrorInjector:
                     return None
                 mech = ok[int(rng.choice(len(ok), p=p / p.sum()))]
                 position = draw_position(where, list(mechanism_variants(word, mech)), rng)
-                new = apply_mechanism(word, mech, rng, position) if position else None
-            if new and mech and self.corrector.recoverable(word, new):
+                new = apply_mechanism(word, mech, rng, position, self.channel) if position else None
+            if new and mech and readable(word, new):
                 return new, mech
         return None
 
@@ -520,7 +529,7 @@ class ErrorInjector:
         core_words = {w for t in core for w in words(t)}
         brand_words, title_words = set(words(brand)), set(words(title))
         doses = dose_probs or self.profiles.global_dose_probs()
-        reason = "no_recoverable_edit"
+        reason = "no_readable_edit"
         for t in range(self.max_tries):
             rng = np.random.default_rng(derive_seed(seed, t))
             chain: list[dict[str, Any]] = []
@@ -543,7 +552,7 @@ class ErrorInjector:
                 if len(chain) == self.max_edits:
                     break
             if not chain:
-                reason = "no_recoverable_edit"
+                reason = "no_readable_edit"
                 continue
             dose = min(draw_dose(doses, rng), len(chain))
             err = apply_edits(query, chain[:dose])

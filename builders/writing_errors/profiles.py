@@ -179,6 +179,18 @@ class ErrorProfiles:
             (u or {}).get("positions", {}), self.global_position_probs(), self.smoothing.position_edits
         )
 
+    def with_population(self, extra: Mapping[str, Mapping[str, int]]) -> ErrorProfiles:
+        """These profiles with ``extra`` mechanism and position counts added to the population's (the
+        calibration slips, :func:`pqb.builders.writing_errors.channel.population_counts`): the prior every
+        user is shrunk toward then rests on real typing slips as well as the detected ones (issue 29).
+        Users' own counts, rates and doses are unchanged."""
+        glob = dict(self.glob)
+        for key in ("mechanisms", "positions"):
+            merged = Counter(self.glob.get(key, {}))
+            merged.update(extra.get(key, {}))
+            glob[key] = dict(merged)
+        return ErrorProfiles(glob, self.users, self.smoothing, {**self.meta, "population_extra": dict(extra)})
+
     def evidence(self, user_id: str | None) -> int:
         """The number of the user's own recovered character-level slips behind their profile."""
         u = self.user(user_id)

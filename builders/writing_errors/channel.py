@@ -1,0 +1,399 @@
+"""The slip channel: which letters a hand types when it slips, learned from real typing slips.
+
+A noisy channel P(typed word | intended word) in the tradition of Kernighan, Church & Gale (1990) and
+Brill & Moore (2000), at the letter level. The *mechanism* of a slip and *where in the word* it falls
+come from the user's profile (:mod:`pqb.builders.writing_errors.profiles`); this module decides which
+letters: among every form a mechanism can make in that part of the word, each form is weighted by
+
+* **insertion / repetition** (one extra letter ``x`` in the gap between ``p`` and ``n``):
+  ``rate_ins(p) * P(x | p, n)``;
+* **deletion** of letter ``c``: ``rate_del(c, doubled)``, where *doubled* says whether ``c`` stands next
+  to a copy of itself ("tanning" -> "taning" is the most common deletion people make);
+* **substitution / keyboard_adjacent** (``c`` typed as ``x``): ``rate_sub(c) * P(x | c)``;
+* **transposition** of ``ab``: ``rate_trans(ab)``.
+
+Each ``rate`` is a slip count over the number of chances for it in the intended words (KCG's
+normalisation), add-``a`` smoothed toward the operation's overall rate. Each letter distribution is the
+observed counts smoothed (Dirichlet, strength :data:`LETTER_PRIOR_WEIGHT`) toward a prior built from
+keyboard geometry and sound: the share of slips in each class (a copy of a neighbouring letter, a QWERTY
+neighbour of the letters either side, a vowel, a sound-alike, a copy of a letter within 3 places,
+anything else) is estimated from the same
+slips, then spread uniformly within the class. So a letter pair never seen in the data still gets the
+probability its class has in real typing, not a uniform one.
+
+The slips are real: typos that programmers made in identifiers and fixed in a later commit (src-d
+"Typos in Identifiers", ODbL 1.0; attribute "src-d/datasets, Typos in Identifiers"), read from
+``settings.PQB_TYPOS_DIR`` (:func:`read_slips`), plus the character-level slips the detector recovers
+from the domain's reviews. A salted hash of the repository name holds out :data:`HOLDOUT_SHARE` of the
+repositories: they are never used to estimate the channel, only to check it (``pqb-build typo-study``).
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz.distance import OSA, Levenshtein
+
+from pqb.builders.errors import MissingInputError
+from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, QWERTY_NEIGHBOURS, classify
+from pqb.dataset import settings
+from pqb.dataset.schema import CHAR_MECHANISMS, edit_position
+
+TYPOS_FILE = "srcd_typos_calibration.csv"
+HOLDOUT_SALT = "pqb-typos-holdout-v1"
+HOLDOUT_SHARE = 0.2
+"""Share of repositories held out from estimation (a salted hash of the name decides, so it is stable)."""
+RATE_PRIOR_WEIGHT = 20.0
+"""Pseudo-chances behind each site rate's prior (the operation's overall rate)."""
+LETTER_PRIOR_WEIGHT = 5.0
+"""Pseudo-slips behind each letter distribution's class prior."""
+CHANNEL_VERSION = 2
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+VOWELS = frozenset("aeiou")
+START, END = "^", "$"
+DETECTOR = "detector:"
+"""Source prefix of the slips the detector recovered from a domain's reviews."""
+SPLIT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+"""Identifier words: ``UnkownSender`` -> ``Unkown``, ``Sender``; ``HTTPServr`` -> ``HTTP``, ``Servr``."""
+INSERT_CLASSES = ("copy", "neighbour", "vowel", "nearby", "other")
+SUBST_CLASSES = ("neighbour", "vowel", "sound", "nearby", "other")
+NEARBY = 3
+"""A letter within this many places of the slip counts as a *nearby copy* (an anticipation or
+perseveration: the hand types a letter it has just typed or is about to type)."""
+
+
+@dataclass(frozen=True)
+class Slip:
+    """One real slip: the ``typed`` word, the ``intended`` word, and where it came from (a repository
+    name, or ``detector:<domain>``)."""
+
+    typed: str
+    intended: str
+    source: str
+
+
+def holdout(source: str) -> bool:
+    """Is this source in the held-out share? (A salted sha256 of its name: stable on every machine.)"""
+    h = int.from_bytes(hashlib.sha256(f"{HOLDOUT_SALT}:{source}".encode()).digest()[:8], "big")
+    return h / 2**64 < HOLDOUT_SHARE
+
+
+def typos_path(path: Path | str | None = None) -> Path:
+    """The calibration CSV (``path``, a folder holding it, or ``settings.PQB_TYPOS_DIR``); one clear error
+    when it is missing."""
+    p = Path(path) if path is not None else Path(settings.PQB_TYPOS_DIR)
+    if p.is_dir():
+        p = p / TYPOS_FILE
+    if not p.is_file():
+        raise MissingInputError(
+            f"No real-slip calibration file at {p}: the slip channel is estimated from it. Put "
+            f"{TYPOS_FILE} (columns repository,wrong,correct,...) there or set PQB_TYPOS_DIR to its folder."
+        )
+    return p
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_slips(path: Path | str | None = None) -> list[Slip]:
+    """Word-level slips from the calibration CSV: each identifier pair is split into words
+    (:data:`SPLIT`), and only pairs with as many words on both sides and exactly one differing word
+    (ignoring case) are kept, as that word pair. Rows without a repository are skipped."""
+    out: list[Slip] = []
+    with open(typos_path(path), newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            repo, wrong, correct = row.get("repository"), row.get("wrong"), row.get("correct")
+            if not (repo and wrong and correct):
+                continue
+            a, b = SPLIT.findall(wrong), SPLIT.findall(correct)
+            if len(a) != len(b):
+                continue
+            diff = [(x, y) for x, y in zip(a, b, strict=True) if x.lower() != y.lower()]
+            if len(diff) == 1 and diff[0][0].isalpha() and diff[0][1].isalpha():
+                out.append(Slip(diff[0][0], diff[0][1], repo))
+    return out
+
+
+def single_edit(typed: str, intended: str) -> tuple[str, ...] | None:
+    """The one letter operation that turns ``intended`` into ``typed`` (case ignored), as
+    ``("ins", p, x, n)``, ``("del", c, doubled)``, ``("sub", c, x)`` or ``("trans", a, b)``;
+    ``None`` for anything else (two or more edits, a real-word swap of several letters)."""
+    t, w = typed.lower(), intended.lower()
+    if t == w or not t or not w:
+        return None
+    if len(t) == len(w) and OSA.distance(w, t) == 1 and Levenshtein.distance(w, t) == 2:
+        i = next(k for k in range(len(w)) if w[k] != t[k])
+        return ("trans", w[i], w[i + 1])
+    ops = Levenshtein.editops(w, t)
+    if len(ops) != 1:
+        return None
+    op = ops[0]
+    if op.tag == "insert":
+        j = op.dest_pos
+        return ("ins", t[j - 1] if j > 0 else START, t[j], t[j + 1] if j + 1 < len(t) else END)
+    if op.tag == "delete":
+        i = op.src_pos
+        c = w[i]
+        return ("del", c, str((i > 0 and w[i - 1] == c) or (i + 1 < len(w) and w[i + 1] == c)))
+    return ("sub", w[op.src_pos], t[op.dest_pos])
+
+
+def insert_class(p: str, x: str, n: str, nearby: str = "") -> str:
+    """Which :data:`INSERT_CLASSES` an inserted ``x`` between ``p`` and ``n`` belongs to (first match);
+    ``nearby``: the intended letters within :data:`NEARBY` places of the gap."""
+    if x in (p, n):
+        return "copy"
+    if x in QWERTY_NEIGHBOURS.get(p, ()) or x in QWERTY_NEIGHBOURS.get(n, ()):
+        return "neighbour"
+    if x in VOWELS:
+        return "vowel"
+    return "nearby" if x in nearby else "other"
+
+
+def subst_class(c: str, x: str, nearby: str = "") -> str:
+    """Which :data:`SUBST_CLASSES` typing ``x`` for ``c`` belongs to (first match); ``nearby``: the other
+    intended letters within :data:`NEARBY` places."""
+    if x in QWERTY_NEIGHBOURS.get(c, ()):
+        return "neighbour"
+    if c in VOWELS and x in VOWELS:
+        return "vowel"
+    if x in PHONETIC_CONFUSIONS.get(c, ()):
+        return "sound"
+    return "nearby" if x in nearby else "other"
+
+
+def edit_site(typed: str, intended: str) -> int:
+    """Where in ``intended`` a single-letter slip happened: the first index at which the words differ
+    (for an insertion, the gap before that letter)."""
+    t, w = typed.lower(), intended.lower()
+    return next((k for k in range(min(len(t), len(w))) if t[k] != w[k]), min(len(t), len(w)))
+
+
+def nearby_letters(intended: str, site: int, *, inserted: bool) -> str:
+    """The intended letters within :data:`NEARBY` places of a slip at ``site`` (a gap for insertions),
+    sorted and unique: the letters an anticipation or perseveration copies."""
+    w = intended.lower()
+    right = w[site : site + NEARBY] if inserted else w[site + 1 : site + 1 + NEARBY]
+    return "".join(sorted(set(w[max(0, site - NEARBY) : site] + right)))
+
+
+def _class_prior(members: Mapping[str, list[str]], shares: Mapping[str, float]) -> dict[str, float]:
+    """A letter distribution that gives each class its ``share`` spread uniformly over the class's letters
+    (a class with no letter here passes its share to the others in proportion)."""
+    live = {k: v for k, v in members.items() if v}
+    total = sum(shares[k] for k in live) or 1.0
+    return {x: shares[k] / total / len(v) for k, v in live.items() for x in v}
+
+
+def _shares(counts: Counter[str], classes: Iterable[str]) -> dict[str, float]:
+    keys = list(classes)
+    n = sum(counts[k] for k in keys)
+    return {k: (counts[k] + 1.0) / (n + len(keys)) for k in keys}
+
+
+class SlipChannel:
+    """Letter-level slip weights estimated from :class:`Slip` records (see the module docstring)."""
+
+    def __init__(self, slips: Iterable[Slip], *, provenance: Mapping[str, Any] | None = None) -> None:
+        self.slips_used = 0
+        self.ops: Counter[tuple[str, ...]] = Counter()
+        chances: Counter[tuple[str, ...]] = Counter()
+        op_count: Counter[str] = Counter()
+        self.insert_shares_n: Counter[str] = Counter()
+        self.subst_shares_n: Counter[str] = Counter()
+        seen: list[Slip] = []
+        for s in slips:
+            seen.append(s)
+            e = single_edit(s.typed, s.intended)
+            if e is None or not s.intended.isalpha():
+                continue
+            self.slips_used += 1
+            self.ops[e] += 1
+            op_count[e[0]] += 1
+            if e[0] in ("ins", "sub"):
+                near = nearby_letters(s.intended, edit_site(s.typed, s.intended), inserted=e[0] == "ins")
+                if e[0] == "ins":
+                    self.insert_shares_n[insert_class(e[1], e[2], e[3], near)] += 1
+                else:
+                    self.subst_shares_n[subst_class(e[1], e[2], near)] += 1
+            w = s.intended.lower()
+            for i, c in enumerate(w):
+                chances[("sub", c)] += 1
+                chances[("del", c, str(_doubled(w, i)))] += 1
+                chances[("ins", w[i - 1] if i else START)] += 1
+                if i + 1 < len(w):
+                    chances[("trans", c, w[i + 1])] += 1
+            chances[("ins", w[-1])] += 1
+        # overall rate of each operation per chance, the prior every site rate is smoothed toward
+        n_letters = sum(v for k, v in chances.items() if k[0] == "sub")
+        n_bigrams = sum(v for k, v in chances.items() if k[0] == "trans")
+        self._base = {
+            "ins": op_count["ins"] / max(1, n_letters + self.slips_used),
+            "del": op_count["del"] / max(1, n_letters),
+            "sub": op_count["sub"] / max(1, n_letters),
+            "trans": op_count["trans"] / max(1, n_bigrams),
+        }
+        self._chances = chances
+        self._site: Counter[tuple[str, ...]] = Counter()
+        self._letter: Counter[tuple[str, ...]] = Counter()
+        for e, k in self.ops.items():
+            if e[0] == "ins":
+                self._site[("ins", e[1])] += k
+                self._letter[("ins", e[1], e[2])] += k
+            elif e[0] == "sub":
+                self._site[("sub", e[1])] += k
+                self._letter[("sub", e[1], e[2])] += k
+            else:
+                self._site[e] += k
+        self.population = population_counts(s for s in seen if not s.source.startswith(DETECTOR))
+        self.insert_shares = _shares(self.insert_shares_n, INSERT_CLASSES)
+        self.subst_shares = _shares(self.subst_shares_n, SUBST_CLASSES)
+        self.provenance = dict(provenance or {})
+
+    # -- weights -----------------------------------------------------------------------------------
+
+    def _rate(self, key: tuple[str, ...]) -> float:
+        a = RATE_PRIOR_WEIGHT
+        return (self._site[key] + a * self._base[key[0]]) / (self._chances[key] + a)
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - one channel per build; bounded
+    def insert_letter(self, p: str, n: str, nearby: str = "") -> dict[str, float]:
+        """P(x | gap between ``p`` and ``n``, letters ``nearby``): observed insertions after ``p``
+        smoothed toward the class prior."""
+        members: dict[str, list[str]] = {k: [] for k in INSERT_CLASSES}
+        for x in LETTERS:
+            members[insert_class(p, x, n, nearby)].append(x)
+        prior = _class_prior(members, self.insert_shares)
+        seen = {x: self._letter[("ins", p, x)] for x in LETTERS}
+        total = sum(seen.values()) + LETTER_PRIOR_WEIGHT
+        return {x: (seen[x] + LETTER_PRIOR_WEIGHT * prior.get(x, 0.0)) / total for x in LETTERS}
+
+    @functools.lru_cache(maxsize=65536)  # noqa: B019 - one channel per build; bounded
+    def substitute_letter(self, c: str, nearby: str = "") -> dict[str, float]:
+        """P(x typed | ``c`` intended, letters ``nearby``), ``x != c``: observed substitutions smoothed
+        toward the class prior."""
+        members: dict[str, list[str]] = {k: [] for k in SUBST_CLASSES}
+        for x in LETTERS:
+            if x != c:
+                members[subst_class(c, x, nearby)].append(x)
+        prior = _class_prior(members, self.subst_shares)
+        seen = {x: self._letter[("sub", c, x)] for x in LETTERS if x != c}
+        total = sum(seen.values()) + LETTER_PRIOR_WEIGHT
+        return {x: (seen[x] + LETTER_PRIOR_WEIGHT * prior.get(x, 0.0)) / total for x in seen}
+
+    def weight(self, intended: str, typed: str) -> float:
+        """The channel's weight of one single-letter slip ``intended -> typed`` (0 for anything else).
+        Only ratios between forms of one word and mechanism matter: the injector normalises them."""
+        e = single_edit(typed, intended)
+        if e is None:
+            return 0.0
+        if e[0] in ("ins", "sub"):
+            near = nearby_letters(intended, edit_site(typed, intended), inserted=e[0] == "ins")
+            if e[0] == "ins":
+                return self._rate(("ins", e[1])) * self.insert_letter(e[1], e[3], near)[e[2]]
+            return self._rate(("sub", e[1])) * self.substitute_letter(e[1], near).get(e[2], 0.0)
+        return self._rate(e)
+
+    def digest(self) -> str:
+        """A short content hash of everything the weights depend on (part of the pair stage's key)."""
+        h = hashlib.sha256(
+            repr((CHANNEL_VERSION, sorted(self.ops.items()), sorted(self._chances.items()))).encode()
+        )
+        return h.hexdigest()[:16]
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "version": CHANNEL_VERSION,
+            "slips": self.slips_used,
+            "digest": self.digest(),
+            **self.provenance,
+        }
+
+
+def _doubled(w: str, i: int) -> bool:
+    return (i > 0 and w[i - 1] == w[i]) or (i + 1 < len(w) and w[i + 1] == w[i])
+
+
+def population_slips(
+    path: Path | str | None = None, detector: Iterable[tuple[str, str]] = (), domain: str = ""
+) -> tuple[list[Slip], dict[str, Any]]:
+    """The slips the population channel is estimated from: the calibration file's estimation share (its
+    held-out repositories excluded) plus the detector's ``(typed, intended)`` slips of the domain; with a
+    provenance record (file, sha256, counts) for the stage key and the card."""
+    p = typos_path(path)
+    real = [s for s in read_slips(p) if not holdout(s.source)]
+    det = [Slip(t, w, f"{DETECTOR}{domain}") for t, w in detector]
+    prov = {
+        "typos_file": p.name,
+        "typos_sha256": file_sha256(p),
+        "real_slips": len(real),
+        "detector_slips": len(det),
+    }
+    return real + det, prov
+
+
+def letter_case(word: str, site: int, letter: str, *, inserted: bool) -> str:
+    """``letter`` in the case its neighbours have. An inserted letter is upper case only inside an
+    upper-case word ("USB" -> "UXSB") or between two upper-case letters; a substituted one keeps the case
+    of the letter it replaces. (No shift slips: a letter capitalised by a held shift key is not injected.)"""
+    if not inserted:
+        return letter.upper() if word[site].isupper() else letter
+    near = [word[k] for k in (site - 1, site) if 0 <= k < len(word)]
+    upper = word.isupper() or (len(near) == 2 and all(ch.isupper() for ch in near))
+    return letter.upper() if upper else letter
+
+
+def population_counts(slips: Iterable[Slip]) -> dict[str, dict[str, int]]:
+    """Mechanism and position-in-the-word counts of real slips, by the same rules as the detector's
+    (:func:`classify`, :func:`edit_position`): what the population prior adds to the detected slips'
+    counts (:meth:`ErrorProfiles.with_population`). Slips no character-level mechanism explains (two
+    letters, renames) are not counted."""
+    mech: Counter[str] = Counter()
+    pos: Counter[str] = Counter()
+    for s in slips:
+        m = classify(s.typed, s.intended)
+        if m in CHAR_MECHANISMS:
+            mech[m] += 1
+            pos[edit_position(s.intended, s.typed)] += 1
+    return {"mechanisms": dict(sorted(mech.items())), "positions": dict(sorted(pos.items()))}
+
+
+def detected_slips(edits_path: Path) -> list[tuple[str, str]]:
+    """``(typed, intended)`` of every character-level slip in a domain's ``errors/edits.parquet`` (none
+    when the file is absent: a channel from the calibration slips alone)."""
+    if not edits_path.is_file():
+        return []
+    import pyarrow.parquet as pq
+
+    cols = ["original", "corrected", "char_level", "mechanism"]
+    rows = pq.read_table(edits_path, columns=cols).to_pylist()
+    return [
+        (r["original"], r["corrected"]) for r in rows if r["char_level"] and r["mechanism"] in CHAR_MECHANISMS
+    ]
+
+
+@functools.lru_cache(maxsize=8)
+def _channel(path: str, detector: tuple[tuple[str, str], ...], domain: str) -> SlipChannel:
+    slips, prov = population_slips(path, detector, domain)
+    return SlipChannel(slips, provenance=prov)
+
+
+def population_channel(
+    detector: Iterable[tuple[str, str]] = (), *, domain: str = "", path: Path | str | None = None
+) -> SlipChannel:
+    """The population slip channel of a domain: calibration slips (estimation share) plus the domain's
+    detected slips; built once per process and input."""
+    return _channel(str(typos_path(path)), tuple(detector), domain)

@@ -1,0 +1,157 @@
+"""The slip channel (pqb.builders.writing_errors.channel), readability, and the typo study's features."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from pqb_fixtures import toy_channel
+
+from pqb.builders.errors import MissingInputError
+from pqb.builders.writing_errors.channel import (
+    SlipChannel,
+    holdout,
+    letter_case,
+    read_slips,
+    single_edit,
+    typos_path,
+)
+from pqb.builders.writing_errors.injection import apply_mechanism, mechanism_variants
+from pqb.builders.writing_errors.readability import readable
+from pqb.dataset import settings
+
+CSV = """repository,wrong,correct,commit,file,line
+a/one,UnkownSender,UnknownSender,c,f.py,1
+a/two,get_adress,get_address,c,f.py,2
+a/three,HTTPServr,HTTPServer,c,f.py,3
+a/four,fooBar,bazQux,c,f.py,4
+a/five,recieve_it_now,receive_it,c,f.py,5
+,nmae,name,c,f.py,6
+"""
+
+
+def test_read_slips_splits_identifiers_and_keeps_one_differing_word(tmp_path) -> None:
+    (tmp_path / "srcd_typos_calibration.csv").write_text(CSV)
+    got = [(s.typed, s.intended, s.source) for s in read_slips(tmp_path)]
+    assert got == [
+        ("Unkown", "Unknown", "a/one"),
+        ("adress", "address", "a/two"),
+        ("Servr", "Server", "a/three"),
+    ]
+
+
+def test_a_missing_calibration_file_is_one_clear_error(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(settings, "PQB_TYPOS_DIR", tmp_path / "nowhere")
+    with pytest.raises(MissingInputError, match="PQB_TYPOS_DIR"):
+        typos_path()
+
+
+def test_single_edit_reads_one_letter_operation() -> None:
+    assert single_edit("teh", "the") == ("trans", "h", "e")
+    assert single_edit("taning", "tanning") == ("del", "n", "True")
+    assert single_edit("gam", "game") == ("del", "e", "False")
+    assert single_edit("gamme", "game") == ("ins", "m", "m", "e")
+    assert single_edit("gsme", "game") == ("sub", "a", "s")
+    assert single_edit("gxyz", "game") is None
+
+
+def test_holdout_is_a_stable_salted_share() -> None:
+    names = [f"org/repo{i}" for i in range(4000)]
+    share = sum(map(holdout, names)) / len(names)
+    assert 0.17 < share < 0.23
+    assert [holdout(n) for n in names[:50]] == [holdout(n) for n in names[:50]]
+
+
+def test_channel_weights_follow_the_slips_and_smooth_unseen_letters() -> None:
+    ch = toy_channel()
+    # the data deletes doubled letters: "taning" outweighs dropping a single letter of the same word
+    assert ch.weight("tanning", "taning") > ch.weight("tanning", "tnning")
+    # inserted vowels are the data's habit; a rare letter never seen keeps a small, non-zero weight
+    vowel, rare = ch.weight("gaming", "gaming".replace("ming", "miing")), ch.weight("gaming", "gamqing")
+    assert vowel > 2 * rare > 0
+    assert ch.weight("gaming", "gxyz") == 0.0  # not a single-letter slip
+    p = ch.insert_letter("m", "i")
+    assert abs(sum(p.values()) - 1) < 1e-12
+    q = ch.substitute_letter("a")
+    assert abs(sum(q.values()) - 1) < 1e-12 and "a" not in q
+
+
+def test_new_letters_take_the_case_of_their_neighbours() -> None:
+    assert letter_case("USB", 1, "x", inserted=True) == "X"
+    assert letter_case("Game", 1, "x", inserted=True) == "x"
+    assert (
+        letter_case("Game", 0, "x", inserted=True) == "x"
+    )  # before a capital, after nothing: the word's own
+    assert letter_case("Game", 0, "x", inserted=False) == "X"
+    for word in ("USB", "Game", "rgb", "PlayStation"):
+        for mech in ("insertion", "repetition", "substitution", "keyboard_adjacent"):
+            for forms in mechanism_variants(word, mech).values():
+                for _, form in forms:
+                    if word.isupper():
+                        assert form.isupper(), (word, form)
+                    else:  # no new capital, none lost ("aGame" keeps the G, never "AGame" or "GAme")
+                        assert sum(map(str.isupper, form)) == sum(map(str.isupper, word)), (word, form)
+
+
+def test_no_lower_case_word_gains_a_capital() -> None:
+    rng = np.random.default_rng(0)
+    ch = toy_channel()
+    for word in ("controller", "wireless", "headset"):
+        for mech in (
+            "insertion",
+            "repetition",
+            "substitution",
+            "keyboard_adjacent",
+            "transposition",
+            "deletion",
+        ):
+            for _ in range(30):
+                new = apply_mechanism(word, mech, rng, None, ch)
+                assert new is not None and new == new.lower(), (mech, new)
+
+
+def test_channel_draws_follow_its_weights() -> None:
+    """Seeded statistical test: deletions of "tanning" drawn through the channel pick each form in
+    proportion to its weight (chi-square; critical value 20.5 at p = 0.001 for 5 degrees of freedom)."""
+    ch = toy_channel()
+    word = "tanning"
+    forms = [f for g in mechanism_variants(word, "deletion").values() for _, f in g]
+    w = np.array([ch.weight(word, f) for f in forms])
+    rng = np.random.default_rng(3)
+    n = 4000
+    got = Counter(apply_mechanism(word, "deletion", rng, None, ch) for _ in range(n))
+    exp: Counter[str] = Counter()
+    for f, x in zip(forms, w, strict=True):  # "taning" drops either n: two sites, one form
+        exp[f] += n * x / w.sum()
+    chi2 = sum((got[f] - e) ** 2 / e for f, e in exp.items())
+    assert len(exp) == 6 and chi2 < 20.5, (chi2, got)
+
+
+def test_readability_needs_no_dictionary() -> None:
+    assert readable("from", "form")  # a real-word slip is allowed
+    assert readable("controller", "controler")
+    assert not readable("to", "ot")  # 1-2 letter words never carry a typo
+    assert not readable("Game", "GAME")  # case only
+    assert not readable("game", "gxyz")  # beyond one edit for a short word
+    assert readable("controller", "cnotroler")  # two edits allowed on a long word
+    assert not readable("cat", "c")
+
+
+def test_population_counts_use_the_detectors_rules() -> None:
+    ch = SlipChannel([], provenance={})
+    assert ch.slips_used == 0 and ch.population == {"mechanisms": {}, "positions": {}}
+    ch = toy_channel()
+    assert sum(ch.population["mechanisms"].values()) == sum(ch.population["positions"].values()) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (settings.PQB_TYPOS_DIR / "srcd_typos_calibration.csv").is_file(), reason="no real slips"
+)
+def test_real_slips_load_and_split_by_repository() -> None:
+    slips = read_slips()
+    assert len(slips) > 3000
+    held = {s.source for s in slips if holdout(s.source)}
+    est = {s.source for s in slips if not holdout(s.source)}
+    assert held and est and not held & est
