@@ -25,19 +25,19 @@ ROWS = {
     0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
          'can anyone recommend a Classic characters GT Interactive item in the Video Game style that has '
          'a rating of Everyone and comes with Hilarious locales?',
-         'can anyone recommend a Classic characders GT Interactive item in the Video Game style that has '
+         'can anyone recommend a Classic characeers GT Interactive item in the Video Game style that has '
          'a rating of Everyone and comes with Hilarious locales?',
          ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
     101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b',
           'Looking for something featuring Ergonomic, colored Black and from EXtremeRate. It would be '
           'great if it runs on Nintendo Switch - Any in the Gamepad style?',
-          'Looking for something featuring Ergonomic, colored Blak and from EXtremeRate. It would be '
+          'Looking for something featuring Ergonomic, colored Back and from EXtremeRate. It would be '
           'great if it runs on Nintendo Switch - Any in the Gamepad style?',
           ['EXtremeRate', 'Black', 'Nintendo Switch', 'Gamepad', 'Ergonomic']),
     169: ('video_games:B0BF99KPZG:u_f0cf3b78a3125a20',
           'Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick '
           'kind?',
-          'Reommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick '
+          'Recomend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick '
           'kind?',
           ['ArVin', 'Green&Blue', 'PC', 'Bluetooth', 'Joystick']),
 }  # fmt: skip
@@ -58,10 +58,10 @@ def test_pinned_rows(index: int) -> None:
     assert (row["id"], row["query"], row["error_query"], row["core_terms"]) == ROWS[index]
 
 
-CHAINS = {  # issue 12: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('characters', 'characders', 'core_term'), ('Classic', 'Clasic', 'core_term'), ('Game', 'Gamae', 'core_term')],
-    101: [('Black', 'Blak', 'core_term'), ('style', 'styel', 'content_word'), ('colored', 'coolored', 'content_word')],
-    169: [('Recommend', 'Reommend', 'content_word'), ('Preferably', 'Preferabl', 'content_word'), ('Joystick', 'Joystickt', 'core_term')],
+CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
+    0: [('characters', 'characeers', 'core_term'), ('Classic', 'Clasic', 'core_term'), ('Game', 'Oame', 'core_term')],
+    101: [('Black', 'Back', 'core_term'), ('style', 'stye', 'content_word'), ('colored', 'colord', 'content_word')],
+    169: [('Recommend', 'Recomend', 'content_word'), ('Preferably', 'Preferabl', 'content_word'), ('Joystick', 'Joystck', 'core_term')],
 }  # fmt: skip
 
 

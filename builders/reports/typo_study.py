@@ -296,8 +296,9 @@ def render(study: dict[str, Any]) -> str:
     ch = study["channel"]
     lines += [
         "",
-        f"Slip channel: {ch['slips']} single-letter slips ({ch.get('real_slips')} real, estimation share; "
-        f"{ch.get('detector_slips')} detected in the domain's reviews), digest {ch['digest']}. Real slips: "
+        f"Slip channel: estimated from {ch['slips']} single-letter slips, out of {ch.get('real_slips')} real "
+        f"word pairs (estimation share) and {ch.get('detector_slips')} slips detected in the domain's "
+        f"reviews; digest {ch['digest']}. Real slips: "
         "src-d/datasets, Typos in Identifiers (ODbL 1.0). Shares with 95% bootstrap CIs over slips.",
     ]
     return "\n".join(lines) + "\n"

@@ -119,10 +119,12 @@ def mechanism_variants(word: str, mechanism: str) -> dict[str, tuple[tuple[int, 
             if low[i] != low[i + 1]
         ]
     elif mechanism in ("repetition", "insertion"):
-        # the gap before letter g (g == n: after the last letter)
+        # the gap before letter g (g == n: after the last letter); not before the capital of a
+        # capitalised word: "sStory" or "SStory" would be a shift slip, which is not injected
+        first = 1 if word[0].isupper() and not word.isupper() else 0
         out = [
             (g, word[:g] + letter_case(word, g, x, inserted=True) + word[g:])
-            for g in range(n + 1)
+            for g in range(first, n + 1)
             for x in LETTERS
         ]
     elif mechanism == "deletion":
