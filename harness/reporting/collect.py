@@ -41,7 +41,7 @@ import pandas as pd
 
 from pqb.harness.errors import NoResultsError
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.evaluation.results import COUNT_KEYS, load_results
+from pqb.harness.evaluation.results import INFO_KEYS, load_results
 from pqb.harness.reporting.tables import (
     AVERAGE,
     KS,
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _FILE_TS_RE = re.compile(r"results_(.+)\.json$")
-_NON_METRIC_KEYS = frozenset({"alias", *COUNT_KEYS})
+_NON_METRIC_KEYS = frozenset({"alias", *INFO_KEYS})
 
 TIDY_COLUMNS: tuple[str, ...] = (
     "model",
@@ -307,7 +307,7 @@ def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float |
     for key, value in block.items():
         if (
             key in _NON_METRIC_KEYS
-            or key.endswith(("_ci", "_ci_lower", "_ci_upper"))
+            or key.endswith(("_ci", "_ci_lower", "_ci_upper", "_stderr"))
             or isinstance(value, bool)
         ):
             continue
