@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from pqb_fixtures import make_tiny_dataset
@@ -295,6 +296,100 @@ def test_evaluate_returns_the_harness_keys_with_hand_values(robustness, pair_typ
     # by hand: Hit@10 a = 1,1,1,0; b = 1,0,1,1 -> Flip@10 = 2/4, p = 6/8, expected 2p(1-p) = 0.375
     assert got["flip@10"] == 0.5 and got["flip@10_expected"] == pytest.approx(0.375)
     assert got["flip@10_ratio"] == pytest.approx(0.5 / 0.375)
+
+
+
+# --- 5/6. ratios print as ratios; honest saturation ----------------------------------------------
+
+
+def _entry(**kw: float | None) -> dict:
+    base = {"alias": "t", "flip@10": 0.0, "flip@10_ci_lower": 0.0, "flip@10_ci_upper": 0.0, "hit@10": 0.5,
+            "flip@10_expected": 0.5, "flip@10_ratio": 1.0027, "flip@10_ratio_ci_lower": 0.9,
+            "flip@10_ratio_ci_upper": 1.1, "n_pairs": 4}  # fmt: skip
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize(
+    ("pair_type", "kw", "want"),
+    [
+        ("syntactic", {"hit@10": 0.96}, [10]),  # both sides hit above 95%
+        ("syntactic", {"hit@10": 0.95}, []),  # not above
+        ("syntactic", {"flip@10_expected": 0.05, "flip@10_ci_upper": 0.2}, [10]),  # ceiling below the CI width
+        ("error", {"hit@10_clean": 0.99, "hit@10_error": 0.97, "deg@10_ci_lower": 0.0, "deg@10_ci_upper": 0.0}, [10]),
+        ("error", {"hit@10_clean": 0.99, "hit@10_error": 0.90, "deg@10_ci_lower": 0.0, "deg@10_ci_upper": 0.1}, []),
+    ],
+)
+def test_saturation_rule(pair_type, kw, want) -> None:
+    from pqb.harness.evaluation.results import saturated_at
+
+    assert saturated_at(_entry(**kw), pair_type) == want
+
+
+def test_summary_table_prints_ratios_as_ratios_and_marks_saturation() -> None:
+    from pqb.harness.evaluation.results import summary_table
+
+    entry = {**_entry(**{"hit@10": 1.0}), "saturated_at": [10]}
+    table = summary_table({"results": {"t": entry}, "groups": {}})
+    row = next(line for line in table.splitlines() if line.startswith("| t |"))
+    assert "| 1.00 [0.90, 1.10] |" in row and "100.27" not in row  # flip@10_ratio, not ×100
+    assert "| 0.00 [0.00, 0.00] |" in row and row.endswith("| 10 |")
+    assert "saturated at K: both sides' Hit@K > 95%" in table
+
+
+def test_run_marks_saturation_in_the_file_table_and_leaderboard(tiny, tmp_path, capsys) -> None:
+    out = tmp_path / "res"
+    code, stdout, err = run(capsys, "run", "--model", "bm25", "--tasks", "pqb", "--dataset_path", str(tiny),
+                            "--output_path", str(out), "--bootstrap_iters", "30", "--no-progress")  # fmt: skip
+    assert code == 0, err
+    raw = json.loads(next((out / "bm25").glob("results_*.json")).read_text())
+    from pqb.harness.evaluation.results import flat_results, saturated_at
+
+    flat = flat_results(raw)
+    for name, entry in flat["results"].items():  # the file's mark is the rule's verdict
+        assert raw["task_info"][name]["saturated_at"] == saturated_at(entry, raw["configs"][name]["pair_type"])
+    sat = {n: i["saturated_at"] for n, i in raw["task_info"].items() if i["saturated_at"]}
+    assert sat, "the tiny dataset puts BM25 at Hit@K = 100% on its 9 documents"
+    assert "saturated at K" in stdout.splitlines()[0]
+    lb = tmp_path / "lb"
+    assert run(capsys, "leaderboard", str(out), "--out", str(lb), "--no-progress")[0] == 0
+    md = (lb / "syntactic_robustness.md").read_text() + (lb / "error_robustness.md").read_text()
+    assert " ˢ" in md and "ˢ = saturated" in md
+
+
+
+# --- 7. progress bars on long work -----------------------------------------------------------------
+
+
+def _recorder():
+    """A ``tqdm.auto.tqdm`` subclass that records each bar's description and ``disable`` value."""
+    import tqdm.auto
+
+    class Recorder(tqdm.auto.tqdm):
+        made: ClassVar[list[tuple[str, bool | None]]] = []
+
+        def __init__(self, *args, **kwargs) -> None:
+            Recorder.made.append((str(kwargs.get("desc", "")), kwargs.get("disable")))
+            super().__init__(*args, **kwargs)
+
+    return Recorder
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-progress"]])
+def test_bars_for_indexing_bootstrap_and_tasks(flag, tiny, tmp_path, monkeypatch, capsys) -> None:
+    import tqdm.auto
+
+    recorder = _recorder()
+    monkeypatch.setattr(tqdm.auto, "tqdm", recorder)
+    code, _, err = run(capsys, "run", "--model", "bm25", "--tasks", "pqb", "--dataset_path", str(tiny),
+                       "--output_path", str(tmp_path), "--bootstrap_iters", "20", "--no_run_cache", *flag)  # fmt: skip
+    assert code == 0, err
+    mine = ("loading tasks", "tasks", "BM25 indexing", "ranking", "bootstrap")  # not datasets' own bars
+    ours = [(d, off) for d, off in recorder.made if d.startswith(mine)]
+    descs = [d for d, _ in ours]
+    for want in ("BM25 indexing", "bootstrap", "tasks", "ranking"):
+        assert any(d.startswith(want) for d in descs), (want, descs)
+    # terminals only (tqdm's disable=None) unless --no-progress, then every bar is off
+    assert {disable for _, disable in ours} == ({True} if flag else {None})
 
 
 # --- 8. no citation of files outside the repository ---------------------------------------------

@@ -476,7 +476,8 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
     cutoffs = [d.cfg.rr_cutoff for d in loaded.values()]
     cutoff = None if None in cutoffs else max([200, *cutoffs])
     ranker = Ranker(retriever, depth=max([200, *depths]), cutoff=cutoff, use_cache=use_cache)
-    for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
+    order = sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n))
+    for name in bar(order, desc="tasks", unit="task", leave=False, dynamic_ncols=True):
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
         es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]

@@ -275,6 +275,8 @@ def build_results(
         _add_task(res, name, o)
     res["resume"].update({k: v for k, v in (resume or {}).items() if k in output.outcomes})
     res["skipped"] = {k: v for k, v in sorted(output.skipped.items()) if k not in res["results"]}
+    for name, entry in res["results"].items():
+        entry["saturated_at"] = saturated_at(entry, res["configs"][name]["pair_type"])
     reps = {n: prev.get("_replicates", {}).get(n, {}) for n, prev in reused.items()}
     reps.update({n: o.replicates for n, o in output.outcomes.items()})
     for g in groups:
@@ -283,7 +285,7 @@ def build_results(
             types = {m: res["configs"][m]["pair_type"] for m in members}
             version = registry.groups[g].metadata.get("version") if g in registry.groups else None
             for name, entry in group_entries(g, members, res["results"], reps, types).items():
-                res["groups"][name] = entry
+                res["groups"][name] = {**entry, "saturated_at": saturated_at(entry, entry["pair_type"])}
                 res["group_subtasks"][name] = [m for m in members if types[m] == entry["pair_type"]]
                 res["versions"][name] = version
                 res["higher_is_better"][name] = {  # lm-eval states it for groups too (make_table's arrows)
@@ -303,6 +305,39 @@ def build_results(
         pqb_version=harness.__version__,
     )
     return clean_json(lm_eval_shape(res))
+
+
+SATURATION_HIT = 0.95
+"""Hit@K above which, on both sides, Flip@K and Deg@K at that K have no room left to show a difference."""
+
+
+def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
+    """The cut-offs K at which a task (or group) cannot measure robustness: both sides' Hit@K exceed
+    :data:`SATURATION_HIT`, or the ceiling of Flip@K, 2p(1−p) (``flip@K_expected``), is below the width
+    of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on error tasks).
+
+    A small corpus (the embedded 1,488-document slice) puts lexical retrievers at Hit@10 = 100% on both
+    sides, where Flip@10 = 0 [0, 0] says "saturated", not "robust"; the mark says so wherever the
+    number is shown. Syntactic tasks read Hit@K over all their queries (both sides of every pair).
+    """
+    from pqb.harness.evaluation.pairtypes import PAIR_TYPES
+
+    kind = PAIR_TYPES.get(pair_type)
+    if kind is None:
+        return []
+    ks = sorted(int(k[len("flip@") : -len("_expected")]) for k in entry
+                if k.startswith("flip@") and k.endswith("_expected"))  # fmt: skip
+    out = []
+    for k in ks:
+        hits = [entry.get(kind.side_name(f"hit@{k}", side)) for side in kind.sides] or [entry.get(f"hit@{k}")]
+        full = all(h is not None and h > SATURATION_HIT for h in hits)
+        main = f"{kind.robustness_prefix}@{k}"
+        lo, hi = entry.get(f"{main}_ci_lower"), entry.get(f"{main}_ci_upper")
+        ceiling = entry.get(f"flip@{k}_expected")
+        narrow = None not in (lo, hi, ceiling) and ceiling < hi - lo
+        if full or narrow:
+            out.append(k)
+    return out
 
 
 INFO_KEYS = frozenset({*COUNT_KEYS, "bootstrap_unit", "pair_type", "reused_from", "saturated_at"})
@@ -535,11 +570,20 @@ def summary_table(results: Mapping[str, Any]) -> str:
     results = flat_results(results)
     sections = {"results": results["results"], "groups": results["groups"]}
     cols = [c for c in SUMMARY_COLUMNS if any(c in e for sec in sections.values() for e in sec.values())]
-    lines = ["| task | n pairs | " + " | ".join(cols) + " |", "|---|---:|" + "---:|" * len(cols)]
+    lines = ["| task | n pairs | " + " | ".join(cols) + " | saturated at K |",
+             "|---|---:|" + "---:|" * len(cols) + "---|"]  # fmt: skip
+    any_saturated = False
     for sec, entries in sections.items():
         for name, e in sorted(entries.items()):
             label = f"**{name}**" if sec == "groups" else name
+            sat = ",".join(str(k) for k in e.get("saturated_at") or [])
+            any_saturated |= bool(sat)
             lines.append(
-                f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + " |"
+                f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + f" | {sat} |"
             )
+    if any_saturated:
+        lines.append(
+            f"\nsaturated at K: both sides' Hit@K > {100 * SATURATION_HIT:.0f}% (or the ceiling 2p(1−p) is below "
+            "the CI width): Flip@K and Deg@K there cannot show robustness; a larger corpus (a whole domain) can"
+        )
     return "\n".join(lines)  # skipped tasks: one note line at load time, and ``skipped`` in the file
