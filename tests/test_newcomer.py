@@ -357,6 +357,26 @@ def test_run_marks_saturation_in_the_file_table_and_leaderboard(tiny, tmp_path, 
 
 
 
+
+def test_a_checkpoint_is_never_read_as_a_results_file(tiny, tmp_path, capsys) -> None:
+    """A killed run's checkpoint sits where lm-eval's and the Demo Leaderboard's readers do not look."""
+    from test_lm_eval_compat import demo_leaderboard_read
+
+    from pqb.harness.evaluation.results import checkpoint_path, write_checkpoint
+    from pqb.harness.reporting.collect import find_results_files
+
+    out = tmp_path / "results"
+    code, _, err = run(capsys, "run", "--model", "bm25", "--tasks", "pqb_syntactic_video_games", "--dataset_path",
+                       str(tiny), "--output_path", str(out), "--bootstrap_iters", "20", "--no-progress")  # fmt: skip
+    assert code == 0, err
+    (path,) = (out / "bm25").glob("results_*.json")
+    ckpt = checkpoint_path(out, "bm25", "2026-01-01T00-00-00.000000")
+    write_checkpoint(ckpt, json.loads(path.read_text()), {})
+    assert ckpt.is_file() and ckpt.parent == out / "details" / "bm25" and not ckpt.name.endswith(".json")
+    assert [f for e in demo_leaderboard_read(out).values() for f in e["files"]] == [path.name]
+    assert find_results_files([out]) == [path.resolve()]
+
+
 # --- 7. progress bars on long work -----------------------------------------------------------------
 
 
