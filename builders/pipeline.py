@@ -160,7 +160,7 @@ def build(
     if publish and built:
         t1 = time.perf_counter()
         info = {"seed": config.seed, "config": config.as_dict(), "source": str(source or "PQB_AMAZON_DIR")}
-        counts = publish_dataset(built, dataset_dir or settings.PQB_DATASET_DIR, build_info=_portable(info))
+        counts = publish_dataset(built, dataset_dir or settings.default_dataset_dir(), build_info=_portable(info))
         for r in results:
             if r.rows:
                 r.stats["publish"] = {k: v for k, v in counts.items() if k.split("-")[0] == r.domain}

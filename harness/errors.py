@@ -92,11 +92,12 @@ class ModelArgsError(PQBHarnessError, ValueError):
 class MissingDependencyError(PQBHarnessError, ImportError):
     """An optional dependency a retriever needs is not installed; the message gives the install line."""
 
-    def __init__(self, what: str, module: str, extra: str) -> None:
+    def __init__(self, what: str, module: str, extra: str, install: str | None = None) -> None:
         self.what, self.module, self.extra = what, module, extra
+        self.install = install or f'pip install "pqb[{extra}]"'
         super().__init__(
             f"{what} needs the Python package {module!r}, which is not installed. "
-            f'Install it with: pip install "pqb[{extra}]"'
+            f"Install everything it needs with: {self.install}"
         )
 
 

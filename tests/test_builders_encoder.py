@@ -168,7 +168,7 @@ def test_tiny_build_is_deterministic_and_resumable(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_real_slice_end_to_end(tmp_path: Path) -> None:
-    """ingest → users → profiles → validate syntax on ../shared/data/amazon2023-mini (≈2 min on 2 cores)."""
+    """ingest → users → profiles → validate syntax on the offline slice at $PQB_AMAZON_DIR (≈2 min on 2 cores)."""
     from pqb.builders.config import BuildConfig
     from pqb.builders.reports.attribution import run_validate_syntax
     from pqb.builders.source.stage import run_ingest, run_users

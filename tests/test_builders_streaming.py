@@ -75,7 +75,7 @@ def test_iter_rows_gives_the_taken_rows_in_chunks(tmp_path: Path, chunk: int) ->
 
 def _real_slice() -> Path:
     if not (settings.PQB_AMAZON_DIR / "Video_Games.jsonl").is_file():
-        pytest.skip("needs ../shared/data/amazon2023-mini")
+        pytest.skip("needs the offline slice at $PQB_AMAZON_DIR")
     return settings.PQB_AMAZON_DIR
 
 

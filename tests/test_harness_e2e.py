@@ -62,7 +62,7 @@ def rr(r):
 
 def test_end_to_end_metrics_schema_samples(dataset, tmp_path):
     res, path = run_cli(dataset, tmp_path, "--log_samples")
-    validate_results(res)
+    validate_results(json.loads(path.read_text()))  # the file as written (lm-eval's shape)
     assert set(res["results"]) == {
         f"pqb_{p}_{d}" for p in ("syntactic", "error") for d in ("video_games", "baby_products")
     }
@@ -207,6 +207,12 @@ def test_evaluate_module_agrees(dataset, tmp_path):
     want = res["results"]["pqb_error_video_games"]
     for key in ("deg@1", "deg@10", "mrr_deg", "flip@1", "rrstd", "hit@5_clean", "mrr_error", "ndcg@10_error"):
         assert got[key] == pytest.approx(want[key]), key
+    from pqb.harness.evaluation.pairtypes import PAIR_TYPES
+
+    keys = PAIR_TYPES["error"].metric_names((1, 5, 10, 20))  # every key the harness reports, ratio included
+    assert "flip@10_ratio" in keys and set(keys) <= set(got)
+    for key in keys:
+        assert got[key] == pytest.approx(math.nan if want[key] is None else want[key], nan_ok=True), key
 
 
 def test_validate_cli(dataset, capsys):

@@ -134,8 +134,8 @@ def _yaml_task(tmp_path: Path, **values: object) -> list[str]:
 
 
 MESSAGES = [
-    ("limit_0", ["--limit", "0"], 2, "argument --limit: must be >= 1, got 0"),
-    ("limit_negative", ["--limit", "-1"], 2, "argument --limit: must be >= 1"),
+    ("limit_0", ["--limit", "0"], 2, "argument --limit: must be an integer >= 1 (rows) or a share strictly between 0 and 1, got '0'"),
+    ("limit_negative", ["--limit", "-1"], 2, "argument --limit: must be an integer >= 1 (rows) or a share"),
     ("bootstrap_negative", ["--bootstrap_iters", "-3"], 2, "argument --bootstrap_iters: must be >= 0"),
     ("seed_text", ["--seed", "x"], 2, "argument --seed: must be an integer"),
     ("batch_size_0", ["--batch_size", "0"], 2, "argument --batch_size: must be >= 1"),
@@ -200,19 +200,21 @@ def test_bootstrap_zero_is_stated_and_gives_no_cis(good, tmp_path, capsys):
     )
     assert code == 0 and "no confidence intervals are computed" in err
     res = json.loads(results_files(tmp_path / "out")[-1].read_text())
-    entry = res["results"]["pqb_error_video_games"]
-    assert (entry["deg@10_ci_lower"], entry["deg@10_ci_upper"]) == (None, None)
+    assert res["confidence_intervals"]["pqb_error_video_games"]["deg@10"] == [None, None]
+    assert "deg@10_stderr," not in res["results"]["pqb_error_video_games"]  # no CI, no standard error
 
 
 def test_offline_without_dataset(tmp_path, capsys, monkeypatch):
     from pqb.dataset import settings
 
     monkeypatch.setattr(settings, "PQB_DATASET_DIR", tmp_path / "absent")
+    monkeypatch.setattr(settings, "CHECKOUT_DATASET_DIR", None)
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(settings, "HF_HUB_OFFLINE", True)
     got, err = run(capsys, "run", "--model", "bm25", "--tasks", TASKS, "--output_path", str(tmp_path / "o"))
     assert got == 1
     assert_one_line_error(
-        err, "dataset unavailable: 'pqb-benchmark/pqb' is not a local folder and the Hub is offline"
+        err, "dataset unavailable: 'pqb-benchmark/pqb' is not a local folder (no dataset card in "
     )
 
 
@@ -360,11 +362,11 @@ def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monk
     with pytest.raises(KeyboardInterrupt):
         main(base_args(good, out, "--tasks", "pqb"))
     monkeypatch.setattr(ev, "_finish_task", real)
-    assert not results_files(out) and len(list(out.glob("details/bm25/checkpoint_*.json"))) == 1
+    assert not results_files(out) and len(list(out.glob("details/bm25/checkpoint_*.json.partial"))) == 1
     capsys.readouterr()
     got, err = run(capsys, *base_args(good, out, "--tasks", "pqb", "--overwrite", "only-missing"))
     assert got == 0 and err.count("reused from ") == 1 and "checkpoint_" in err, err
-    assert not list(out.glob("details/bm25/checkpoint_*.json"))  # consumed: its tasks are in the final file
+    assert not list(out.glob("details/bm25/checkpoint_*.json.partial"))  # consumed: its tasks are in the final file
     want, have = (json.loads(results_files(d)[-1].read_text()) for d in (full, out))
     strip = lambda r: {t: {k: v for k, v in e.items() if k != "reused_from"} for t, e in r.items()}  # noqa: E731
     assert strip(have["results"]) == strip(want["results"])

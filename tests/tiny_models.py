@@ -1,6 +1,6 @@
 """Tiny randomly initialised checkpoints written by tests (no download, seconds to build).
 
-No offline weights exist for BGE-M3, ColBERTv2, cross-encoders or a Qwen3/Llama judge (MODELS.md), so
+No offline weights exist for BGE-M3, ColBERTv2, cross-encoders or a Qwen3/Llama judge, so
 their code paths are exercised with checkpoints built here in the *same file layout* as the real
 ones: a 2-layer BERT with a word-level vocabulary covering the tiny dataset, plus the extra heads each
 family ships (ColBERT's ``linear.weight`` inside the model file; BGE-M3's ``colbert_linear.pt`` and

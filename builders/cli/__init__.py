@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from pqb.builders.cli._common import guarded
-from pqb.dataset.cli import subcommand_parser
+from pqb.dataset.cli import quiet_broken_pipe, subcommand_parser
 from pqb.dataset.progress import progress_bars
 
 SUBCOMMANDS: tuple[str, ...] = (
@@ -29,6 +29,10 @@ SUBCOMMANDS: tuple[str, ...] = (
     "all",
 )
 """Each is the module ``pqb.builders.cli.<name>`` (``-`` read as ``_``)."""
+
+BASE_INSTALL: frozenset[str] = frozenset({"ingest", "publish", "check", "release"})
+"""Subcommands that run on ``pip install .`` alone; every other one needs ``pqb[build]`` (spaCy, ERRANT,
+rapidfuzz, the spell checkers, torch), checked before any work."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +53,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["all", *argv]
     args = parser.parse_args(argv)
     with progress_bars(not getattr(args, "no_progress", False)):
-        return guarded(lambda: args._run(args))
+        return quiet_broken_pipe(lambda: guarded(lambda: _check_extras(args) or args._run(args)))
+
+
+def _check_extras(args: argparse.Namespace) -> None:
+    """Raise :class:`MissingExtraError` naming every extra the command needs in one ``pip install`` line."""
+    from pqb.builders.errors import MissingExtraError
+    from pqb.dataset.extras import missing_extras, pip_install_line
+
+    needs = [] if args.command in BASE_INSTALL else ["build"]
+    if getattr(args, "executor", None) == "ray":
+        needs.append("ray")
+    if missing := missing_extras(needs):
+        raise MissingExtraError(
+            f"pqb-build {args.command} needs {', '.join(f'pqb[{e}]' for e in missing)}, not installed here; "
+            f"install it with: {pip_install_line(missing)}"
+        )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -91,10 +91,20 @@ def guarded(fn: Callable[[], int | None]) -> int:
 
     ``pqb-build`` runs every subcommand through this; other exceptions are bugs and keep their traceback.
     """
-    from pqb.builders.errors import BuildError
+    from pqb.builders.errors import BuildError, MissingExtraError
+    from pqb.dataset.extras import module_extra, pip_install_line
 
     try:
-        return int(fn() or 0)
+        try:
+            return int(fn() or 0)
+        except ModuleNotFoundError as exc:  # an extra's module the up-front check did not foresee
+            extra = module_extra(exc.name or "")
+            if extra is None:
+                raise
+            raise MissingExtraError(
+                f"this command needs the Python package {exc.name!r} from pqb[{extra}], not installed here; "
+                f"install it with: {pip_install_line([extra])}"
+            ) from exc
     except BuildError as exc:
         print("error: " + " ".join(str(exc).split()), file=sys.stderr)
         return exc.exit_code

@@ -1,7 +1,7 @@
 """``pqb-build all``: every stage (ingest -> users -> profiles -> errors -> generate -> pair) and publish.
 
 With no arguments (``pqb-build``) it is the embedded default: every category of ``$PQB_AMAZON_DIR``
-(``../shared/data/amazon2023-mini``), the small-slice configuration of
+(default in :mod:`pqb.dataset.settings`), the small-slice configuration of
 :data:`pqb.builders.pipeline.EMBEDDED_DEFAULT`, published to ``pqb_dataset/``.
 """
 
@@ -23,7 +23,7 @@ from pqb.dataset.argtypes import non_negative_int, open_unit_interval, positive_
 HELP = "Build every stage of one or all domains (resumable) and publish pqb_dataset/."
 EPILOG = """examples:
   pqb-build                                          # embedded default: all of $PQB_AMAZON_DIR, offline
-  pqb-build all --domain video_games --source ../shared/data/amazon2023-mini
+  pqb-build all --domain video_games --source $PQB_AMAZON_DIR
   pqb-build all --domain video_games --source hub --link reviewers --threshold-kind chi2
   pqb-build all --domain video_games --force pair    # rerun one stage (and what depends on it)
 """
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--source", default=None, help="'hub', 'hub@<rev>' or a directory (default $PQB_AMAZON_DIR)"
     )
     parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
-    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
+    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR, else ./pqb_dataset or the checkout's pqb_dataset/)")
     parser.add_argument("--seed", type=non_negative_int, default=D.seed)
     parser.add_argument("--link", choices=("reviewers", "any"), default=D.link)
     parser.add_argument("--link-users-per-product", type=positive_int, default=D.link_users_per_product)

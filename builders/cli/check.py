@@ -15,7 +15,7 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
+    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR, else ./pqb_dataset or the checkout's pqb_dataset/)")
     parser.add_argument("--config", action="append", default=None, help="config(s) to check (default: all)")
     parser.add_argument(
         "--max-lines", type=non_negative_int, default=0, help="violations to print (0 = every one)"
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.publish.tables import check_dataset, core_term_presence
     from pqb.dataset import settings
 
-    dataset = Path(args.dataset or settings.PQB_DATASET_DIR)
+    dataset = Path(args.dataset or settings.default_dataset_dir())
     report = check_dataset(dataset, args.config)
     n = len(report.violations) if args.max_lines == 0 else args.max_lines
     print(f"dataset: {dataset}")

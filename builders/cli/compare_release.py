@@ -11,7 +11,7 @@ HELP = "Diff the authors' released typo queries: mechanisms, edits per query, co
 EPILOG = """examples:
   pqb-build compare-release
   pqb-build compare-release --workdir work --domain video_games
-  pqb-build compare-release --release-dir ../shared/data/pqb_release --out reports/
+  pqb-build compare-release --release-dir $PQB_RELEASE_DIR --out reports/
 """
 
 

@@ -10,7 +10,7 @@ from pqb.builders.cli._common import add_stage_arguments, add_strict_argument, r
 HELP = "Read a category's reviews and metadata (local dir or the Hub) into the work directory."
 EPILOG = """examples:
   pqb-build ingest --domain video_games
-  pqb-build ingest --domain video_games --source ../shared/data/amazon2023-mini --workdir work/ --strict
+  pqb-build ingest --domain video_games --source $PQB_AMAZON_DIR --workdir work/ --strict
   pqb-build ingest --domain video_games --source hub          # online: McAuley-Lab/Amazon-Reviews-2023
 """
 

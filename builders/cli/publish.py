@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
     parser.add_argument(
-        "--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR = pqb_dataset/)"
+        "--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR, else ./pqb_dataset or the checkout's pqb_dataset/)"
     )
     parser.add_argument("--repo", default=None, help="Hub dataset repo id to push to, e.g. my-org/pqb")
     parser.add_argument(
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.workdir import WorkDir
     from pqb.dataset import settings
 
-    dataset = Path(args.dataset or settings.PQB_DATASET_DIR)
+    dataset = Path(args.dataset or settings.default_dataset_dir())
     if not args.push_only:
         domains = args.domain or built_domains(Path(args.workdir))
         if not domains:

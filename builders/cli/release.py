@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--release-dir", default=None, help="folder of <Category>.json (default $PQB_RELEASE_DIR)"
     )
-    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR)")
+    parser.add_argument("--dataset", default=None, help="dataset folder (default: $PQB_DATASET_DIR, else ./pqb_dataset or the checkout's pqb_dataset/)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """Import of the authors' published PQB queries as ``<d>-release`` (and ``<d>-release-corpus``) configs.
 
-The release (``../shared/data/pqb_release/<Category>.json``, see its SOURCE.md) holds per ASIN a list of
+The release (``$PQB_RELEASE_DIR/<Category>.json``, as the authors published it) holds per ASIN a list of
 ``{asin, uid, syntax_query, typo_query}``: no corpus, no core terms, no edit annotations. We map it to
 the ROWS schema so the same checks and the harness run on it:
 
@@ -168,7 +168,7 @@ def run_release(
     dataset_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Write ``<d>-release`` (and ``<d>-release-corpus`` given ``meta_path``); returns counts and the audit."""
-    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     release = json.loads(release_file(domain, release_dir).read_text(encoding="utf-8"))
     meta, meta_stats = read_meta(meta_path) if meta_path else ({}, None)
     rows, counts = release_rows(domain, release, meta)

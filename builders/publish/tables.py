@@ -204,7 +204,7 @@ def domain_tables(workdir: WorkDir) -> dict[str, pa.Table]:
 
 def publish_domain(workdir: WorkDir, dataset_dir: Path | None = None) -> dict[str, int]:
     """Write the five configs of ``workdir.domain``; returns rows per config."""
-    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     out = {}
     for kind, table in domain_tables(workdir).items():
         config = config_name(workdir.domain, kind)
@@ -222,7 +222,7 @@ def publish(
     """Publish every domain of ``workdirs`` and rewrite the dataset card over all configs present."""
     from pqb.builders.publish.card import write_card
 
-    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     counts: dict[str, int] = {}
     for wd in workdirs:
         counts.update(publish_domain(wd, dataset_dir))
@@ -255,7 +255,7 @@ def push_to_hub(
         )
     from huggingface_hub import HfApi
 
-    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     repo_id = repo_id or settings.PQB_HUB_DATASET
     if not (dataset_dir / "README.md").exists():
         raise FileNotFoundError(f"{dataset_dir}/README.md not found: run `pqb-build all` or `publish` first.")
@@ -394,7 +394,7 @@ def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None
     """
     from pqb.dataset.schema import ValidationReport, check_rows
 
-    dataset_dir = Path(dataset_dir or settings.PQB_DATASET_DIR)
+    dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     report = ValidationReport()
     present = published_configs(dataset_dir)
     wanted = list(configs) if configs else present

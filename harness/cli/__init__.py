@@ -15,7 +15,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from pqb.dataset.cli import subcommand_parser
+from pqb.dataset.cli import quiet_broken_pipe, subcommand_parser
+from pqb.dataset.progress import progress_bars
 from pqb.harness.errors import PQBHarnessError
 
 SUBCOMMANDS: tuple[str, ...] = (
@@ -57,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    with progress_bars(not getattr(args, "no_progress", False)):
+        return quiet_broken_pipe(lambda: _guarded(args))
+
+
+def _guarded(args: argparse.Namespace) -> int:
     try:
         return int(args._run(args) or 0)
     except PQBHarnessError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 HELP = "List tasks, groups or models."
 EPILOG = """examples:
@@ -18,12 +19,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _tasks(include: list[str]) -> list[str]:
+    """One row per task, marking whether its rows and corpus are in the local dataset it would read
+    (``no`` when that dataset is the Hub or lacks them); a ``note:`` on stderr names those without."""
+    from pqb.harness.evaluation.data import local_configs
     from pqb.harness.task_registry import TaskRegistry
 
     reg = TaskRegistry(include)
-    lines = ["| task | pair type | dataset | tags | main score |", "|---|---|---|---|---|"]
+    lines = ["| task | pair type | dataset | tags | main score | local data |", "|---|---|---|---|---|---|"]
+    found: dict[str, set[str] | None] = {}
+    missing: list[str] = []
     for name, c in sorted(reg.tasks.items()):
-        lines.append(f"| {name} | {c.pair_type} | {c.dataset_name} | {','.join(c.tag)} | {c.main_score} |")
+        path = c.resolved_dataset_path()
+        have = found.setdefault(path, local_configs(path)) or set()
+        local = c.dataset_name in have and c.corpus in have
+        missing += [] if local else [name]
+        lines.append(f"| {name} | {c.pair_type} | {c.dataset_name} | {','.join(c.tag)} | {c.main_score} | "
+                     f"{'yes' if local else 'no'} |")  # fmt: skip
+    if missing:
+        where = ", ".join(sorted(found))
+        print(f"note: {len(missing)} of {len(reg.tasks)} tasks have no local data in {where}: "
+              f"{', '.join(missing)} (run skips them; build them with pqb-build all --domain <domain>)",
+              file=sys.stderr)  # fmt: skip
     return lines
 
 
@@ -44,21 +60,17 @@ def _tags(include: list[str]) -> list[str]:
 
 
 def _models() -> list[str]:
+    """Every model and preset with the one ``pip install`` line for what it needs (the same text its
+    missing-piece error gives)."""
     from pqb.harness.model_presets import PRESETS
-    from pqb.harness.registry import MODEL_REGISTRY, model_extra
+    from pqb.harness.registry import MODEL_REGISTRY, install_line
 
     lines = ["| model | kind | class / base | needs |", "|---|---|---|---|"]
     for name in MODEL_REGISTRY.names():
-        extra = model_extra(name)
-        lines.append(
-            f"| {name} | model | {MODEL_REGISTRY.target(name)} | {f'pqb[{extra}]' if extra else 'base install'} |"
-        )
+        lines.append(f"| {name} | model | {MODEL_REGISTRY.target(name)} | {install_line(name) or 'base install'} |")
     for name, p in sorted(PRESETS.items()):
-        extra = model_extra(name)
         args = ",".join(f"{k}={v}" for k, v in p.get("args", {}).items())
-        lines.append(
-            f"| {name} | preset | {p['model']} {args} | {f'pqb[{extra}]' if extra else 'base install'} |"
-        )
+        lines.append(f"| {name} | preset | {p['model']} {args} | {install_line(name) or 'base install'} |")
     return lines
 
 

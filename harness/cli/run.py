@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pqb.dataset.argtypes import batch_size, non_negative_int, positive_int
+from pqb.dataset.argtypes import batch_size, non_negative_int, row_limit
 from pqb.harness.cli.argtypes import add_bootstrap_unit
 from pqb.harness.errors import DataError, UsageError
 
@@ -25,15 +25,18 @@ log = logging.getLogger("harness")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="registered model or preset (pqb-harness ls models)")
+    p.add_argument("--model", default=None, help="registered model or preset (pqb-harness ls models); required to run")
     p.add_argument(
         "--model_args", default="", help="constructor kwargs: k=v,k=v (ints/floats/bools converted)"
     )
-    p.add_argument("--tasks", default="pqb", help="comma list of tasks, groups or tags (default: pqb)")
+    p.add_argument("--tasks", default="pqb",
+                   help="comma list of tasks, groups or tags (default: pqb); 'list', 'list_groups' or "
+                   "'list_tags' prints them, as lm-eval does")  # fmt: skip
     p.add_argument(
-        "--limit", type=positive_int, default=None, help="evaluate only the first N (>= 1) rows of each task"
+        "--limit", type=row_limit, default=None,
+        help="the first N (>= 1) rows of each task, or a share in (0, 1): that fraction of them, a seeded sample"
     )
-    p.add_argument("--output_path", default="results", help="folder for <model>/results_<timestamp>.json")
+    p.add_argument("--output_path", default="results", help="folder for <model>/results_<timestamp>.json, or the results file itself when it ends in .json")
     p.add_argument(
         "--log_samples", action="store_true", help="also write per-query samples JSONL and TREC runs"
     )
@@ -67,7 +70,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="draw no progress bar (harness, encoders, indexing, datasets downloads)")  # fmt: skip
 
 
+LISTINGS = {"list": "tasks", "list_groups": "groups", "list_tags": "tags"}
+"""lm-eval's ``--tasks list`` habit: the same tables as ``pqb-harness ls``."""
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.tasks in LISTINGS:
+        from pqb.harness.cli import ls
+
+        return ls.run(argparse.Namespace(what=LISTINGS[args.tasks], include_path=args.include_path))
+    if not args.model:
+        raise UsageError("run needs --model <name> (pqb-harness ls models lists them)")
     if not log.handlers:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -161,11 +174,12 @@ def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
 
 def _run(args: argparse.Namespace) -> int:
     from pqb.dataset.environment import numeric_environment
-    from pqb.harness.evaluation.evaluator import EvaluationOutput, evaluate, load_tasks
+    from pqb.harness.evaluation.evaluator import EvaluationOutput, evaluate, load_tasks, skipped_note
     from pqb.harness.evaluation.results import (
         build_results,
         checkpoint_path,
         lm_eval_model_fields,
+        names_a_file,
         summary_table,
         timestamp,
         write_checkpoint,
@@ -176,7 +190,7 @@ def _run(args: argparse.Namespace) -> int:
 
     started, stamp = time.time(), timestamp()
     if args.bootstrap_iters == 0:
-        print("note: --bootstrap_iters 0: no confidence intervals are computed (every *_ci_lower/*_ci_upper is null)",
+        print("note: --bootstrap_iters 0: no confidence intervals are computed (every CI is null, no <metric>_stderr is written)",
               file=sys.stderr)  # fmt: skip
     registry, tasks, groups = resolve_tasks(args)
     model_args = parse_model_args(args.model_args)
@@ -184,6 +198,8 @@ def _run(args: argparse.Namespace) -> int:
     runs = _previous(args, system, [t.task for t in tasks])
     retriever = create_retriever(args.model, model_args, device=args.device, batch_size=args.batch_size)
     loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
+    if skipped:  # one line for all (a dataset built for some domains lacks the others by design)
+        print(skipped_note(skipped), file=sys.stderr)
     if not loaded:
         raise DataError(f"no task could run; skipped: {skipped}")
     if args.strict and skipped:
@@ -234,8 +250,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.hub_results_repo:
         from pqb.harness.reporting.hub import push_results
 
+        out = Path(args.output_path)
         url = push_results(
-            Path(args.output_path),
+            out.parent if names_a_file(out) else out,
             path,
             args.hub_results_repo,
             samples=[p for p in extra if p.suffix == ".jsonl"],

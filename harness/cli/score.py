@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pqb.dataset.argtypes import non_negative_int, positive_int
+from pqb.dataset.argtypes import non_negative_int, row_limit
 from pqb.harness.cli.argtypes import add_bootstrap_unit
 
 HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
@@ -26,13 +26,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", required=True, help="run file, or two comma-separated: all queries, error side")
     p.add_argument("--tasks", default="pqb", help="comma list of tasks, groups or tags (default: pqb)")
     p.add_argument("--name", default=None, help="system name in results (default: the run's tag column)")
-    p.add_argument("--output_path", default="results", help="folder for <name>/results_<timestamp>.json")
+    p.add_argument("--output_path", default="results", help="folder for <name>/results_<timestamp>.json, or the results file itself when it ends in .json")
     p.add_argument("--include_path", action="append", default=[], help="extra folder of task YAMLs")
     p.add_argument(
         "--dataset_path", default=None, help="local dataset folder or Hub id overriding the tasks'"
     )
     p.add_argument(
-        "--limit", type=positive_int, default=None, help="score only the first N rows of each task"
+        "--limit", type=row_limit, default=None,
+        help="the first N (>= 1) rows of each task, or a share in (0, 1): that fraction of them, a seeded sample"
     )
     p.add_argument("--bootstrap_iters", type=non_negative_int, default=None, help="bootstrap replicates")
     p.add_argument("--seed", type=non_negative_int, default=None, help="bootstrap seed (default: task's)")
@@ -45,7 +46,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pqb.harness.cli.run import bootstrap_config, resolve_tasks
     from pqb.harness.errors import DataError
-    from pqb.harness.evaluation.evaluator import EvaluationOutput, ScoreOptions, _finish_task, load_tasks
+    from pqb.harness.evaluation.evaluator import (
+        EvaluationOutput,
+        ScoreOptions,
+        _finish_task,
+        load_tasks,
+        skipped_note,
+    )
     from pqb.harness.evaluation.external_runs import read_runs, run_entries
     from pqb.harness.evaluation.results import (
         build_results,
@@ -61,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     name = args.name or trec.tag or "external"
     registry, tasks, groups = resolve_tasks(args)
     loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
+    if skipped:  # one line for all (a dataset built for some domains lacks the others by design)
+        print(skipped_note(skipped), file=sys.stderr)
     if not loaded:
         raise DataError(f"no task could be scored; skipped: {skipped}")
     opts = ScoreOptions(

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pqb.dataset.progress import bar
+
 UNITS: tuple[str, ...] = ("pair", "target", "user")
 DEFAULT_UNIT = "target"
 MAX_CELLS = 4_000_000
@@ -184,10 +186,14 @@ def exact_product(counts: np.ndarray, ints: np.ndarray, scale: np.ndarray) -> np
     return out
 
 
+def _draw_width(design: Design) -> int:
+    """Cells per replicate of the widest array a chunk holds (units or a level's observations)."""
+    return max([design.n_units, *(lv.n for lv in design.levels.values())])
+
+
 def iter_count_chunks(design: Design, n_boot: int, seed: int) -> Iterator[tuple[slice, np.ndarray]]:
     """(replicate slice, unit counts) chunk by chunk, from one generator seeded with ``seed``."""
-    width = max([design.n_units, *(lv.n for lv in design.levels.values())])
-    step = chunk_size(n_boot, width)
+    step = chunk_size(n_boot, _draw_width(design))
     rng = np.random.default_rng(seed)
     for start in range(0, n_boot, step):
         stop = min(start + step, n_boot)
@@ -223,7 +229,10 @@ def bootstrap_design(design: Design, *, n_boot: int = 1000, seed: int = 0) -> di
         return {k: np.empty(0) for k in names}
     out = {k: np.empty(n_boot) for k in names}
     sums = {n: lv.fixed_sums(design.n_units) for n, lv in design.levels.items() if lv.single and lv.n}
-    for rows, counts in iter_count_chunks(design, n_boot, seed):
+    chunks = iter_count_chunks(design, n_boot, seed)
+    total = -(-n_boot // chunk_size(n_boot, _draw_width(design)))
+    for rows, counts in bar(chunks, desc=f"bootstrap ({n_boot} replicates)", total=total, unit="chunk",
+                            leave=False, dynamic_ncols=True):  # fmt: skip
         for name, level in design.levels.items():
             for k, v in level_replicates(level, counts, design.n_units, sums.get(name)).items():
                 out[k][rows] = v

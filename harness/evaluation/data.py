@@ -69,13 +69,17 @@ def _unavailable_message(path: str, exc: Exception) -> str:
 
     if _is_local(path):
         why = f"the local folder {path!r} is not a dataset ({type(exc).__name__}: {_first_line(exc)})"
-    elif settings.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE") == "1":
-        why = f"{path!r} is not a local folder and the Hub is offline (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE)"
     else:
-        why = f"{path!r} is not a local folder and the Hub did not serve it ({type(exc).__name__}: {_first_line(exc)})"
+        looked = ", ".join(str(c) for c in settings.dataset_candidates())
+        if settings.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+            hub = "the Hub is offline (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE)"
+        else:
+            hub = f"the Hub did not serve it ({type(exc).__name__}: {_first_line(exc)})"
+        why = f"{path!r} is not a local folder (no dataset card in {looked}) and {hub}"
     return (
-        f"dataset unavailable: {why}; build it locally (pqb-build all --domain <domain>, which writes "
-        f"{settings.PQB_DATASET_DIR}) or pass --dataset_path <folder or reachable Hub id>"
+        f"dataset unavailable: {why}; the dataset is looked for in {settings.DATASET_LOOKUP_ORDER}; "
+        f"build one (pqb-build all --domain <domain> writes {settings.default_dataset_dir()}) "
+        "or pass --dataset_path <folder or reachable Hub id>"
     )
 
 
@@ -98,6 +102,24 @@ def _card_data_files(root: Path, name: str) -> list[Path]:
             paths = [f["path"] if isinstance(f, dict) else f for f in files]
             return [root / q for p in paths for q in ([p] if isinstance(p, str) else p)]
     return []
+
+
+def local_configs(path: str) -> set[str] | None:
+    """Configs of a local dataset folder whose data files all exist (``None``: ``path`` is not local).
+
+    Reads the card only (no ``datasets``, no network), so ``ls tasks`` can say which tasks have data.
+    """
+    import yaml
+
+    root = Path(path).expanduser()
+    if not _is_local(path):
+        return None
+    text = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
+    if not text.startswith("---"):
+        return set()
+    card = yaml.safe_load(text.split("---", 2)[1]) or {}
+    names = [c.get("config_name") for c in card.get("configs") or [] if isinstance(c, dict)]
+    return {n for n in names if n and (files := _card_data_files(root, n)) and all(f.is_file() for f in files)}
 
 
 def check_parquet_files(path: str, name: str) -> None:

@@ -16,6 +16,7 @@ for a large corpus.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -93,7 +94,7 @@ class EvaluationOutput:
 
 
 def load_tasks(
-    tasks: Sequence[TaskConfig], dataset_path: str | None = None, limit: int | None = None
+    tasks: Sequence[TaskConfig], dataset_path: str | None = None, limit: int | float | None = None
 ) -> tuple[dict[str, TaskData], dict[str, str]]:
     """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
 
@@ -114,7 +115,7 @@ def load_tasks(
         try:
             got = loader.load(cfg, path)
         except DatasetNotFoundError as exc:
-            log.warning("skipping %s: %s", cfg.task, exc)
+            log.debug("skipping %s: %s", cfg.task, exc)
             skipped[cfg.task] = str(exc)
             continue
         if got is not None:
@@ -131,6 +132,14 @@ def load_tasks(
             details=violation_lines(report),
         )
     return loaded, skipped
+
+
+def skipped_note(skipped: Mapping[str, str]) -> str:
+    """The one ``note:`` line naming every task without data (``ls tasks`` marks them in advance)."""
+    return (
+        f"note: {len(skipped)} task(s) have no data in this dataset and were not run: "
+        f"{', '.join(sorted(skipped))} (pqb-harness ls tasks marks the tasks with local data)"
+    )
 
 
 class _CheckedLoader:
@@ -170,8 +179,8 @@ class _CheckedLoader:
 
 
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
-               limit: int | None) -> TaskData:  # fmt: skip
-    rows = rows[:limit] if limit is not None else rows
+               limit: int | float | None) -> TaskData:  # fmt: skip
+    rows = limited_rows(rows, limit, seed=int(cfg.bootstrap.get("seed", 0)))
     if cfg.pairtype.edits and cfg.error_dose is not None:
         rows = dosed_rows(rows, cfg.error_dose)
     pairs = cfg.pairtype.build_pairs(rows)
@@ -180,6 +189,19 @@ def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: C
             "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed
         )
     return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus)
+
+
+def limited_rows(rows: list[dict[str, Any]], limit: int | float | None, *, seed: int) -> list[dict[str, Any]]:
+    """``--limit``: an int keeps the first ``limit`` rows; a share in (0, 1) keeps ``ceil(share × n)`` rows
+    drawn with the task's seed (kept in dataset order), so a quick look spans the whole dataset and
+    the same command gives the same rows."""
+    if limit is None:
+        return rows
+    if isinstance(limit, int):
+        return rows[:limit]
+    n = math.ceil(limit * len(rows))
+    keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=n, replace=False)) if rows else []
+    return [rows[i] for i in keep]
 
 
 def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
@@ -454,7 +476,8 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
     cutoffs = [d.cfg.rr_cutoff for d in loaded.values()]
     cutoff = None if None in cutoffs else max([200, *cutoffs])
     ranker = Ranker(retriever, depth=max([200, *depths]), cutoff=cutoff, use_cache=use_cache)
-    for name in sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n)):
+    order = sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n))
+    for name in bar(order, desc="tasks", unit="task", leave=False, dynamic_ncols=True):
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
         es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]

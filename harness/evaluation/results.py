@@ -32,17 +32,28 @@ from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
 from pqb.harness.task_registry import TaskRegistry
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
 1.2: flat CI numbers (``<m>_ci_lower``/``<m>_ci_upper``), lm-eval model fields, details out of the model folder.
-1.3: error breakdowns by position in the word (``breakdowns/<task>/position``)."""
+1.3: error breakdowns by position in the word (``breakdowns/<task>/position``).
+1.4: lm-eval's shape: ``results`` holds metrics and ``<m>_stderr,`` only, groups too; CIs in
+``confidence_intervals``, counts and other non-metric keys in ``task_info``; saturation."""
 CI_SUFFIXES = ("_ci_lower", "_ci_upper")
 DETAILS_DIR = "details"
 """``<output_path>/details/<model_sanitized>/``: samples, runs, qrels and checkpoints of each run."""
 RESULTS_GLOB = "results_*.json"
-CHECKPOINT_GLOB = "checkpoint_*.json"
+CHECKPOINT_GLOB = "checkpoint_*.json.partial"
 """A run's finished tasks so far (plus their bootstrap replicates), rewritten after each task and
-deleted once ``results_<timestamp>.json`` is written; a killed run leaves it for the resume."""
+deleted once ``results_<timestamp>.json`` is written; a killed run leaves it for the resume. Not named
+``*.json``: results readers (lm-eval's, the Demo Leaderboard's, which reads every JSON file of a folder
+holding only JSON files) never take it for a results file. :func:`checkpoint_path` is its one home."""
+STDERR_SUFFIX = "_stderr"
+"""A metric's bootstrap standard error in the flat view (:func:`flat_results`): ``<m>_stderr``."""
+LM_EVAL_STDERR = "_stderr,"
+"""The same in the file: lm-eval's ``make_table`` reads the standard error of metric key ``m,f`` at
+``m_stderr,f``; our metric keys have no filter (``f`` = ""), so ``flip@10``'s is ``flip@10_stderr,``."""
+CI_SECTION = "confidence_intervals"
+INFO_SECTION = "task_info"
 COUNT_KEYS = (
     "n_pairs",
     "n_queries",
@@ -62,14 +73,31 @@ def sanitize_model_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]+", "__", name).strip("_") or "model"
 
 
+def names_a_file(output_path: Path) -> bool:
+    """lm-eval's habit: an ``--output_path`` ending in ``.json`` is the results file itself, not a folder."""
+    return Path(output_path).suffix.lower() == ".json"
+
+
 def model_folder(output_path: Path, model: str) -> Path:
-    """Where a model's results files live: ``<output_path>/<model_sanitized>/`` (results JSON only)."""
+    """Where a model's results files live: ``<output_path>/<model_sanitized>/`` (results JSON only), or
+    the folder of ``<output_path>`` when it names the file."""
+    if names_a_file(output_path):
+        return Path(output_path).parent
     return Path(output_path) / sanitize_model_name(model)
 
 
+def results_file(output_path: Path, model: str, stamp: str) -> Path:
+    """The results file a run writes: ``<model folder>/results_<stamp>.json``, or ``<output_path>`` itself."""
+    if names_a_file(output_path):
+        return Path(output_path)
+    return model_folder(output_path, model) / f"results_{stamp}.json"
+
+
 def details_folder(output_path: Path, model: str) -> Path:
-    """Where a model's samples, TREC runs, qrels and checkpoints live, out of its results folder."""
-    return Path(output_path) / DETAILS_DIR / sanitize_model_name(model)
+    """Where a model's samples, TREC runs, qrels and checkpoints live, out of its results folder (beside
+    the file when ``--output_path`` names one)."""
+    root = Path(output_path).parent if names_a_file(output_path) else Path(output_path)
+    return root / DETAILS_DIR / sanitize_model_name(model)
 
 
 def ci_of(entry: Mapping[str, Any], metric: str) -> tuple[float | None, float | None] | None:
@@ -87,7 +115,17 @@ def with_ci(metric: str, ci: Iterable[float | None]) -> dict[str, float | None]:
 
 
 def is_ci_key(key: str) -> bool:
-    return key.endswith(CI_SUFFIXES)
+    """A CI bound or standard error: what travels with a metric, never a metric itself."""
+    return key.endswith((*CI_SUFFIXES, STDERR_SUFFIX))
+
+
+def bootstrap_stderr(replicates: np.ndarray | None) -> float | None:
+    """The bootstrap standard error: the std (ddof=1) of the finite replicates; ``None`` without two."""
+    if replicates is None:
+        return None
+    r = np.asarray(replicates, dtype=np.float64)
+    r = r[np.isfinite(r)]
+    return float(np.std(r, ddof=1)) if r.size >= 2 else None
 
 
 def lm_eval_model_fields(
@@ -151,6 +189,7 @@ def task_entry(o: TaskOutcome) -> dict[str, Any]:
     entry.update({m: o.metrics.get(m) for m in names})
     for m in names:
         entry.update(with_ci(m, o.ci.get(m, (None, None))))
+        entry[f"{m}{STDERR_SUFFIX}"] = bootstrap_stderr(o.replicates.get(m)) if m in o.ci else None
     entry.update(o.counts)
     entry["bootstrap_unit"] = o.unit
     return entry
@@ -164,7 +203,7 @@ def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, di
             k
             for m in members
             for k, v in results[m].items()
-            if k not in {"alias", *COUNT_KEYS} and not is_ci_key(k) and not isinstance(v, str)
+            if k not in {"alias", *INFO_KEYS} and not is_ci_key(k) and isinstance(v, int | float | None)
         }
     )
     for key in metric_keys:
@@ -174,9 +213,9 @@ def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, di
         have = [reps.get(m, {}).get(key) for m in members if key in results[m]]
         if any(ci_of(results[m], key) is not None for m in members):
             ok = all(h is not None and h.size for h in have)
-            entry.update(
-                with_ci(key, percentile_ci(np.mean(np.stack(have), axis=0)) if ok and have else (None, None))
-            )
+            mean_reps = np.mean(np.stack(have), axis=0) if ok and have else None
+            entry.update(with_ci(key, percentile_ci(mean_reps) if mean_reps is not None else (None, None)))
+            entry[f"{key}{STDERR_SUFFIX}"] = bootstrap_stderr(mean_reps)
     for key in COUNT_KEYS:
         if any(key in results[m] for m in members):
             entry[key] = int(sum(results[m].get(key, 0) for m in members))
@@ -236,6 +275,8 @@ def build_results(
         _add_task(res, name, o)
     res["resume"].update({k: v for k, v in (resume or {}).items() if k in output.outcomes})
     res["skipped"] = {k: v for k, v in sorted(output.skipped.items()) if k not in res["results"]}
+    for name, entry in res["results"].items():
+        entry["saturated_at"] = saturated_at(entry, res["configs"][name]["pair_type"])
     reps = {n: prev.get("_replicates", {}).get(n, {}) for n, prev in reused.items()}
     reps.update({n: o.replicates for n, o in output.outcomes.items()})
     for g in groups:
@@ -244,7 +285,7 @@ def build_results(
             types = {m: res["configs"][m]["pair_type"] for m in members}
             version = registry.groups[g].metadata.get("version") if g in registry.groups else None
             for name, entry in group_entries(g, members, res["results"], reps, types).items():
-                res["groups"][name] = entry
+                res["groups"][name] = {**entry, "saturated_at": saturated_at(entry, entry["pair_type"])}
                 res["group_subtasks"][name] = [m for m in members if types[m] == entry["pair_type"]]
                 res["versions"][name] = version
                 res["higher_is_better"][name] = {  # lm-eval states it for groups too (make_table's arrows)
@@ -263,7 +304,105 @@ def build_results(
         total_evaluation_time_seconds=round(finished - started, 3),
         pqb_version=harness.__version__,
     )
-    return clean_json(res)
+    return clean_json(lm_eval_shape(res))
+
+
+SATURATION_HIT = 0.95
+"""Hit@K above which, on both sides, Flip@K and Deg@K at that K have no room left to show a difference."""
+
+
+def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
+    """The cut-offs K at which a task (or group) cannot measure robustness: both sides' Hit@K exceed
+    :data:`SATURATION_HIT`, or the ceiling of Flip@K, 2p(1−p) (``flip@K_expected``), is below the width
+    of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on error tasks).
+
+    A small corpus (the embedded 1,488-document slice) puts lexical retrievers at Hit@10 = 100% on both
+    sides, where Flip@10 = 0 [0, 0] says "saturated", not "robust"; the mark says so wherever the
+    number is shown. Syntactic tasks read Hit@K over all their queries (both sides of every pair).
+    """
+    from pqb.harness.evaluation.pairtypes import PAIR_TYPES
+
+    kind = PAIR_TYPES.get(pair_type)
+    if kind is None:
+        return []
+    ks = sorted(int(k[len("flip@") : -len("_expected")]) for k in entry
+                if k.startswith("flip@") and k.endswith("_expected"))  # fmt: skip
+    out = []
+    for k in ks:
+        hits = [entry.get(kind.side_name(f"hit@{k}", side)) for side in kind.sides] or [entry.get(f"hit@{k}")]
+        full = all(h is not None and h > SATURATION_HIT for h in hits)
+        main = f"{kind.robustness_prefix}@{k}"
+        lo, hi = entry.get(f"{main}_ci_lower"), entry.get(f"{main}_ci_upper")
+        ceiling = entry.get(f"flip@{k}_expected")
+        narrow = None not in (lo, hi, ceiling) and ceiling < hi - lo
+        if full or narrow:
+            out.append(k)
+    return out
+
+
+INFO_KEYS = frozenset({*COUNT_KEYS, "bootstrap_unit", "pair_type", "reused_from", "saturated_at"})
+"""Non-metric keys of a flat entry; the file keeps them in ``task_info``, out of lm-eval's metric rows."""
+
+
+def _split_entry(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, list], dict[str, Any]]:
+    """A flat entry as (lm-eval scores: alias, metrics, ``<m>_stderr,``; CIs; non-metric info)."""
+    scores: dict[str, Any] = {"alias": flat.get("alias")}
+    ci: dict[str, list] = {}
+    info: dict[str, Any] = {}
+    for key, value in flat.items():
+        if key == "alias":
+            continue
+        if key in INFO_KEYS:
+            info[key] = value
+        elif key.endswith(CI_SUFFIXES):
+            metric, side = key[: -len("_ci_lower")], CI_SUFFIXES.index(key[-len("_ci_lower") :])
+            ci.setdefault(metric, [None, None])[side] = value
+        elif key.endswith(STDERR_SUFFIX):
+            if value is not None and math.isfinite(value):  # make_table formats it as a number
+                scores[key[: -len(STDERR_SUFFIX)] + LM_EVAL_STDERR] = value
+        else:
+            scores[key] = value
+    return scores, ci, info
+
+
+def lm_eval_shape(res: Mapping[str, Any]) -> dict[str, Any]:
+    """The file's shape from the flat one :func:`build_results` computes in: ``results`` and ``groups``
+    hold metrics and standard errors only (groups appear in ``results`` too, as lm-eval writes them, so
+    its tools and the Demo Leaderboard see the domain averages); CIs go to ``confidence_intervals``,
+    counts, units, pair types and saturation to ``task_info``. :func:`flat_results` is the inverse."""
+    out = dict(res)
+    shaped: dict[str, dict[str, dict]] = {"results": {}, "groups": {}}
+    out[CI_SECTION], out[INFO_SECTION] = {}, {}
+    for section in ("results", "groups"):
+        for name, entry in res.get(section, {}).items():
+            shaped[section][name], out[CI_SECTION][name], out[INFO_SECTION][name] = _split_entry(entry)
+    out["results"] = {**shaped["results"], **shaped["groups"]}
+    out["groups"] = shaped["groups"]
+    return out
+
+
+def flat_results(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The flat view every reader (leaderboard, compare, compare-paper, resume, tables) works on: each
+    task's and group's metrics, ``<m>_stderr``, ``<m>_ci_lower``/``_ci_upper`` and counts in one
+    mapping, and ``results`` holding tasks only. Files older than schema 1.4 are flat already."""
+    if CI_SECTION not in obj and INFO_SECTION not in obj:
+        return dict(obj)
+    cis, infos = obj.get(CI_SECTION) or {}, obj.get(INFO_SECTION) or {}
+
+    def flat(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in entry.items():
+            out[key[: -len(LM_EVAL_STDERR)] + STDERR_SUFFIX if key.endswith(LM_EVAL_STDERR) else key] = value
+        for metric, bounds in (cis.get(name) or {}).items():
+            out.update(with_ci(metric, bounds))
+        out.update(infos.get(name) or {})
+        return out
+
+    groups = obj.get("groups") or {}
+    view = dict(obj)
+    view["results"] = {n: flat(n, e) for n, e in (obj.get("results") or {}).items() if n not in groups}
+    view["groups"] = {n: flat(n, e) for n, e in groups.items()}
+    return view
 
 
 def ranks_entry(query_ids: list[str], ranks: np.ndarray) -> dict[str, list]:
@@ -318,7 +457,7 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
     """Write the results JSON (and samples JSONL + TREC runs + qrels when asked, under
     :func:`details_folder`); returns (results file, others)."""
     stamp = stamp or timestamp()
-    path = model_folder(output_path, model) / f"results_{stamp}.json"
+    path = results_file(output_path, model, stamp)
     folder = details_folder(output_path, model)
     validate_results(results)
     atomic_write_json(path, results)
@@ -342,7 +481,8 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
 
 
 def checkpoint_path(output_path: Path, model: str, stamp: str) -> Path:
-    return details_folder(output_path, model) / f"checkpoint_{stamp}.json"
+    """Where a run's checkpoint lives (the one place; :data:`CHECKPOINT_GLOB` finds it for the resume)."""
+    return details_folder(output_path, model) / CHECKPOINT_GLOB.replace("*", stamp)
 
 
 def write_checkpoint(
@@ -364,7 +504,7 @@ def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, np.
         raise ResultsSchemaError(f"{path} is not JSON: {exc}; delete it to resume without it") from exc
     reps = obj.pop("replicates", {}) if isinstance(obj, dict) else {}
     validate_results(obj)
-    return obj, {t: {m: np.asarray(v, dtype=np.float64) for m, v in r.items()} for t, r in reps.items()}
+    return flat_results(obj), {t: {m: np.asarray(v, dtype=np.float64) for m, v in r.items()} for t, r in reps.items()}
 
 
 # -- loading ----------------------------------------------------------------------------------------------
@@ -398,7 +538,7 @@ def load_results(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ResultsSchemaError(f"{path} is not JSON: {exc}") from exc
     validate_results(obj)
-    return obj
+    return flat_results(obj)
 
 
 # -- summary -----------------------------------------------------------------------------------------------
@@ -411,24 +551,39 @@ def _fmt(entry: Mapping[str, Any], key: str) -> str:
     v = entry.get(key)
     if v is None:
         return "—" if key in entry else ""
-    text = f"{100 * v:.2f}"
+    scale = 1 if is_ratio(key) else 100  # a ratio (1.0 = independent sides) is not a percentage
+    text = f"{scale * v:.2f}"
     ci = ci_of(entry, key)
     if ci and ci[0] is not None and ci[1] is not None:
-        text += f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]"
+        text += f" [{scale * ci[0]:.2f}, {scale * ci[1]:.2f}]"
     return text
 
 
+def is_ratio(metric: str) -> bool:
+    """``flip@K_ratio``: tables print it as a ratio, every other metric (a fraction) ×100."""
+    return metric.endswith("_ratio")
+
+
 def summary_table(results: Mapping[str, Any]) -> str:
-    """Markdown table: rows = tasks then groups, columns = main metrics ×100 with 95% CIs."""
+    """Markdown table: rows = tasks then groups, columns = main metrics ×100 with 95% CIs (ratios as
+    ratios)."""
+    results = flat_results(results)
     sections = {"results": results["results"], "groups": results["groups"]}
     cols = [c for c in SUMMARY_COLUMNS if any(c in e for sec in sections.values() for e in sec.values())]
-    lines = ["| task | n pairs | " + " | ".join(cols) + " |", "|---|---:|" + "---:|" * len(cols)]
+    lines = ["| task | n pairs | " + " | ".join(cols) + " | saturated at K |",
+             "|---|---:|" + "---:|" * len(cols) + "---|"]  # fmt: skip
+    any_saturated = False
     for sec, entries in sections.items():
         for name, e in sorted(entries.items()):
             label = f"**{name}**" if sec == "groups" else name
+            sat = ",".join(str(k) for k in e.get("saturated_at") or [])
+            any_saturated |= bool(sat)
             lines.append(
-                f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + " |"
+                f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + f" | {sat} |"
             )
-    for name, why in sorted(results.get("skipped", {}).items()):
-        lines.append(f"| {name} | skipped: {why.split(';')[0]} |" + " |" * len(cols))
-    return "\n".join(lines)
+    if any_saturated:
+        lines.append(
+            f"\nsaturated at K: both sides' Hit@K > {100 * SATURATION_HIT:.0f}% (or the ceiling 2p(1−p) is below "
+            "the CI width): Flip@K and Deg@K there cannot show robustness; a larger corpus (a whole domain) can"
+        )
+    return "\n".join(lines)  # skipped tasks: one note line at load time, and ``skipped`` in the file

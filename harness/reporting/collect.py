@@ -41,10 +41,11 @@ import pandas as pd
 
 from pqb.harness.errors import NoResultsError
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.evaluation.results import COUNT_KEYS, load_results
+from pqb.harness.evaluation.results import INFO_KEYS, load_results
 from pqb.harness.reporting.tables import (
     AVERAGE,
     KS,
+    SATURATED_PREFIX,
 )
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _FILE_TS_RE = re.compile(r"results_(.+)\.json$")
-_NON_METRIC_KEYS = frozenset({"alias", *COUNT_KEYS})
+_NON_METRIC_KEYS = frozenset({"alias", *INFO_KEYS})
+
 
 TIDY_COLUMNS: tuple[str, ...] = (
     "model",
@@ -307,7 +309,7 @@ def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float |
     for key, value in block.items():
         if (
             key in _NON_METRIC_KEYS
-            or key.endswith(("_ci", "_ci_lower", "_ci_upper"))
+            or key.endswith(("_ci", "_ci_lower", "_ci_upper", "_stderr"))
             or isinstance(value, bool)
         ):
             continue
@@ -318,6 +320,11 @@ def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float |
         ok = isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(c, int | float) for c in ci)
         lo, hi = (float(ci[0]), float(ci[1])) if ok else (None, None)
         yield key, float(value), lo, hi
+    if isinstance(block.get("saturated_at"), list):  # schema 1.4: one 0/1 row per K, for the tables' mark
+        for key in block:
+            if key.startswith("flip@") and key.endswith("_expected"):
+                k = int(key[len("flip@") : -len("_expected")])
+                yield f"{SATURATED_PREFIX}{k}", float(k in block["saturated_at"]), None, None
 
 
 def _n_for(metric: str, pair_type: str | None, block: Mapping[str, Any]) -> int | None:

