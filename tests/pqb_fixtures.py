@@ -251,7 +251,7 @@ def make_tiny_dataset(root: Path, domains: Sequence[str] = ("video_games",)) -> 
 
 
 # Hand-written slips (SYNTHETIC, not the real calibration data): a slip channel for tests that must not
-# depend on ../shared/data/typos. Doubled-letter deletions and inserted vowels dominate, as in real typing.
+# depend on the real slips at $PQB_TYPOS_DIR. Doubled-letter deletions and inserted vowels dominate, as in real typing.
 TOY_SLIPS: tuple[tuple[str, str], ...] = (
     ("taning", "tanning"), ("adress", "address"), ("comming", "coming"), ("runing", "running"),
     ("buton", "button"), ("recieve", "receive"), ("teh", "the"), ("wirelss", "wireless"),

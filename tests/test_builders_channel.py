@@ -155,3 +155,12 @@ def test_real_slips_load_and_split_by_repository() -> None:
     held = {s.source for s in slips if holdout(s.source)}
     est = {s.source for s in slips if not holdout(s.source)}
     assert held and est and not held & est
+
+
+def test_a_build_without_real_slips_stops_before_any_work(tmp_path, monkeypatch) -> None:
+    from pqb.builders.pipeline import build
+
+    monkeypatch.setattr(settings, "PQB_TYPOS_DIR", tmp_path / "none")
+    with pytest.raises(MissingInputError, match="PQB_TYPOS_DIR"):
+        build(["video_games"], work=tmp_path / "work", dataset_dir=tmp_path / "ds", progress=False)
+    assert not (tmp_path / "work").exists() and not (tmp_path / "ds").exists()
