@@ -431,7 +431,13 @@ def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None
                 report.add(c, None, "missing_config", f"{domain}-corpus is missing")
             rows = table.to_pylist()
             report.extend(
-                check_rows(rows, config=c, require_core_terms=kind == "rows", corpus_ids=corpus_ids)
+                check_rows(
+                    rows,
+                    config=c,
+                    require_core_terms=kind == "rows",
+                    corpus_ids=corpus_ids,
+                    release=kind == "release",
+                )
             )
             if kind == "rows":
                 check_views(

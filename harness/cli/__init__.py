@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from pqb.dataset.cli import subcommand_parser
+from pqb.dataset.io import write_failure
 from pqb.harness.errors import PQBHarnessError
 
 SUBCOMMANDS: tuple[str, ...] = (
@@ -61,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except PQBHarnessError as exc:
         return report_error(exc)
+    except OSError as exc:  # EFBIG, ENOSPC, ...: one line, exit 1; any other OSError is a bug
+        if (message := write_failure(exc)) is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pqb.dataset.argtypes import non_negative_int, positive_int
+from pqb.dataset.argtypes import bootstrap_iters, non_negative_int, positive_int
 from pqb.harness.cli.argtypes import add_bootstrap_unit
 
 HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--limit", type=positive_int, default=None, help="score only the first N rows of each task"
     )
-    p.add_argument("--bootstrap_iters", type=non_negative_int, default=None, help="bootstrap replicates")
+    p.add_argument("--bootstrap_iters", type=bootstrap_iters, default=None, help="bootstrap replicates")
     p.add_argument("--seed", type=non_negative_int, default=None, help="bootstrap seed (default: task's)")
     add_bootstrap_unit(p)
     p.add_argument(

@@ -31,6 +31,7 @@ import numpy as np
 from pqb.dataset.io import stable_hash
 from pqb.harness.registry import register_model
 from pqb.harness.retrievers.base import (
+    BM25_K1,
     DOCUMENT_FIELDS,
     MAX_SCORE_CELLS,
     ArgRule,
@@ -39,7 +40,6 @@ from pqb.harness.retrievers.base import (
     Retriever,
     SearchResult,
     one_of,
-    positive,
     positive_int,
     unit_interval,
 )
@@ -99,7 +99,7 @@ class BM25Retriever(Retriever):
     full_scoring = True
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
         "variant": one_of(*VARIANTS),
-        "k1": positive,
+        "k1": BM25_K1,
         "b": unit_interval,
         "method": one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
         "stemmer": _stemmer_rule,

@@ -1,0 +1,159 @@
+"""Faults at the harness's edges (issue 30): each case fails loudly, in one line, instead of going on wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pqb.dataset.schema import CORPUS_SCHEMA
+
+# -- 2. the dataset cache key covers every file the card names ---------------------------------------
+
+_CARD = """---
+configs:
+- config_name: video_games-corpus
+  data_files:
+  - split: test
+    path: video_games/test-*.parquet
+---
+# a custom dataset
+"""
+
+
+def _custom_folder(root: Path, n_docs: int) -> Path:
+    """A dataset folder whose shard lies beside the card, not under data/."""
+    folder = root / "ds"
+    (folder / "video_games").mkdir(parents=True, exist_ok=True)
+    (folder / "README.md").write_text(_CARD)
+    docs = [{"id": f"B{i:03d}", "title": f"p{i}", "text": "t"} for i in range(n_docs)]
+    pq.write_table(pa.Table.from_pylist(docs, schema=CORPUS_SCHEMA),
+                   folder / "video_games" / "test-00000-of-00001.parquet")  # fmt: skip
+    return folder
+
+
+def test_the_cache_key_changes_with_shards_outside_data(tmp_path, monkeypatch) -> None:
+    from pqb.dataset import settings
+    from pqb.harness.evaluation.data import load_config
+
+    monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path / "cache")
+    first = load_config(str(_custom_folder(tmp_path, 3)), "video_games-corpus")
+    assert first["id"] == ["B000", "B001", "B002"]
+    again = load_config(str(_custom_folder(tmp_path, 5)), "video_games-corpus")  # rebuilt, same names
+    assert again["id"] == ["B000", "B001", "B002", "B003", "B004"]
+
+
+# -- shared helpers: the synthetic tiny dataset and the CLI ------------------------------------------
+
+
+def _run(capsys, *argv: str) -> tuple[int, str]:
+    """(exit code, stderr) of ``pqb-harness`` with ``argv``; argparse's SystemExit becomes a code."""
+    from pqb.harness.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return code, capsys.readouterr().err
+
+
+def _one_error_line(err: str, fragment: str) -> None:
+    assert "Traceback" not in err, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and fragment in errors[0], err
+
+
+def _rows_file(d: Path, config: str = "video_games") -> Path:
+    return d / f"data/{config}/test-00000-of-00001.parquet"
+
+
+def _rewrite_rows(d: Path, change) -> None:
+    rows = pq.read_table(_rows_file(d)).to_pylist()
+    change(rows)
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(_rows_file(d))), _rows_file(d))
+
+
+def _tiny(tmp_path: Path) -> Path:
+    from pqb_fixtures import make_tiny_dataset
+
+    return make_tiny_dataset(tmp_path / "ds")
+
+
+def _run_args(dataset: Path, out: Path, *extra: str, tasks: str = "pqb_error_video_games") -> list[str]:
+    return ["run", "--model", "bm25", "--tasks", tasks, "--dataset_path", str(dataset), "--output_path",
+            str(out), "--bootstrap_iters", "20", "--verbosity", "ERROR", "--no-progress", *extra]  # fmt: skip
+
+
+# -- 3. built error rows carry their edits -----------------------------------------------------------
+
+
+def _first_error_row(rows: list[dict]) -> dict:
+    return next(r for r in rows if r["error_query"])
+
+
+def _unrelated(rows: list[dict]) -> None:
+    r = _first_error_row(rows)
+    r.update(error_query="completely unrelated words here", error_edits=[], error_chain=[])
+
+
+def _no_edits_chain_kept(rows: list[dict]) -> None:
+    _first_error_row(rows)["error_edits"] = None
+
+
+@pytest.mark.parametrize(
+    ("change", "rule"), [(_unrelated, "missing_edits"), (_no_edits_chain_kept, "missing_edits")]
+)
+def test_a_built_error_row_without_edits_stops_validate_and_run(tmp_path, capsys, change, rule) -> None:
+    dataset = _tiny(tmp_path)
+    _rewrite_rows(dataset, change)
+    code = _run(capsys, "validate", "--tasks", "pqb_error_video_games", "--dataset_path", str(dataset))[0]
+    assert code == 1
+    code, err = _run(capsys, *_run_args(dataset, tmp_path / "out"))
+    assert code == 1 and rule in err
+    assert not list((tmp_path / "out").glob("*/results_*.json"))
+
+
+def test_only_a_release_config_may_lack_edits_and_it_is_counted() -> None:
+    from pqb.dataset.schema import check_rows
+
+    row = {"id": "r1", "asin": "A", "user_id": "u", "pair_id": "p", "query": "a red pad",
+           "error_query": "a rde pad", "error_edits": [], "error_chain": None, "core_terms": []}  # fmt: skip
+    built = check_rows([row], require_core_terms=False)
+    assert {"missing_edits", "missing_chain"} <= set(built.by_rule())
+    release = check_rows([row], require_core_terms=False, release=True)
+    assert release.ok and release.checked["release_error_rows_unannotated"] == 1
+    assert "release_error_rows_unannotated" in release.summary()
+
+
+# -- 4. every value has a range ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--model_args", "k1=inf"], "k1=inf"),
+        (["--model_args", "k1=nan"], "k1=nan"),
+        (["--model_args", "k1=1e308"], "k1=1e+308"),
+        (["--model_args", "b=inf"], "b=inf"),
+        (["--model_args", "k1=1.2,b=0.5,k1=0.9"], "'k1' is given twice"),
+        (["--bootstrap_iters", "100000000000"], "--bootstrap_iters"),
+    ],
+)
+def test_out_of_range_values_are_usage_errors(tmp_path, capsys, extra, fragment) -> None:
+    args = _run_args(_tiny(tmp_path), tmp_path / "out")
+    i = args.index("--bootstrap_iters")
+    args[i : i + 2] = []  # the case under test sets its own
+    code, err = _run(capsys, *args, *extra)
+    assert code == 2
+    _one_error_line(err, fragment)
+
+
+def test_generate_refuses_a_candidate_count_no_memory_holds(capsys) -> None:
+    from pqb.builders.cli import main as build_main
+
+    with pytest.raises(SystemExit) as exc:
+        build_main(["generate", "--domain", "video_games", "--n", "100000000"])
+    assert exc.value.code == 2
+    _one_error_line(capsys.readouterr().err, "--n")
