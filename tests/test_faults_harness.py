@@ -157,3 +157,101 @@ def test_generate_refuses_a_candidate_count_no_memory_holds(capsys) -> None:
         build_main(["generate", "--domain", "video_games", "--n", "100000000"])
     assert exc.value.code == 2
     _one_error_line(capsys.readouterr().err, "--n")
+
+
+# -- 5. checksummed caches -----------------------------------------------------------------------------
+
+
+def _cache() -> Path:
+    from pqb.dataset import settings
+
+    return Path(settings.PQB_CACHE_DIR)
+
+
+def _metrics(out: Path) -> dict:
+    import json
+
+    [path] = sorted(out.glob("bm25/results_*.json"))[-1:]
+    res = json.loads(path.read_text())["results"]["pqb_error_video_games"]
+    return {k: v for k, v in res.items() if isinstance(v, float)}
+
+
+def _vocab_edit(folder: Path) -> None:
+    (folder / "vocab.json").write_text('["zzz"]', encoding="utf-8")
+
+
+def _postings_truncate(folder: Path) -> None:
+    data = (folder / "postings.npz").read_bytes()
+    (folder / "postings.npz").write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize(
+    "damage", [_vocab_edit, _postings_truncate], ids=["vocab_edited", "postings_truncated"]
+)
+def test_a_damaged_bm25_index_is_rebuilt_with_one_line(tmp_path, capsys, damage) -> None:
+    dataset = _tiny(tmp_path)
+    assert _run(capsys, *_run_args(dataset, tmp_path / "a", "--no_run_cache"))[0] == 0
+    [folder] = list((_cache() / "index" / "bm25").iterdir())
+    damage(folder)
+    code, err = _run(capsys, *_run_args(dataset, tmp_path / "b", "--no_run_cache"))
+    assert code == 0 and "Traceback" not in err
+    assert len([line for line in err.splitlines() if "BM25 index" in line and "rebuilding" in line]) == 1, err
+    assert _metrics(tmp_path / "b") == _metrics(tmp_path / "a")  # not 0.00: the index was rebuilt
+    assert _run(capsys, *_run_args(dataset, tmp_path / "c", "--no_run_cache"))[1].count("BM25 index") == 0
+
+
+def test_a_damaged_run_cache_shard_is_recomputed_with_one_line(tmp_path, capsys) -> None:
+    dataset = _tiny(tmp_path)
+    assert _run(capsys, *_run_args(dataset, tmp_path / "a"))[0] == 0
+    shards = sorted((_cache() / "runs").rglob("shard_*.npz"))
+    assert shards
+    for shard in shards:
+        shard.write_bytes(shard.read_bytes()[:40])  # truncated: once a BadZipFile traceback
+    code, err = _run(capsys, *_run_args(dataset, tmp_path / "b"))
+    assert code == 0 and "Traceback" not in err
+    assert err.count("run cache shard") == len(shards), err
+    assert _metrics(tmp_path / "b") == _metrics(tmp_path / "a")
+
+
+def test_the_parse_cache_rebuilds_a_file_that_is_not_a_database(tmp_path, capsys) -> None:
+    import sqlite3
+
+    from pqb.builders.parses import ParseCache
+
+    path = tmp_path / "parses.sqlite"
+    path.write_bytes(b"random bytes, not SQLite " * 100)
+    cache = ParseCache(path)  # once: DatabaseError traceback
+    assert "parse cache" in capsys.readouterr().err
+    cache.put_many({"k1": [["a", 1]], "k2": [["b", 2]]})
+    assert cache.get_many(["k1", "k2"]) == {"k1": [["a", 1]], "k2": [["b", 2]]}
+    cache.close()
+    with sqlite3.connect(path) as con:  # an edited row: no longer what the parse gave
+        con.execute("UPDATE parses_v2 SET value = ? WHERE key = 'k1'", ('[["x", 9]]',))
+    cache = ParseCache(path)
+    assert cache.get_many(["k1", "k2"]) == {"k2": [["b", 2]]}  # k1 is parsed again
+    assert "fail their checksum" in capsys.readouterr().err
+    cache.close()
+
+
+def test_the_correction_cache_recomputes_rows_that_fail_their_checksum(tmp_path, capsys) -> None:
+    import sqlite3
+
+    from pqb.builders.writing_errors.detection import CachedCorrector
+
+    class Upper:
+        backend_id = "upper"
+        calls = 0
+
+        def correct(self, sentences: list[str]) -> list[str]:
+            Upper.calls += len(sentences)
+            return [s.upper() for s in sentences]
+
+    path = tmp_path / "gec_cache.sqlite"
+    path.write_bytes(b"\x00" * 4096)
+    cached = CachedCorrector(Upper(), path)
+    assert cached.correct(["a b", "c d"]) == ["A B", "C D"]
+    assert "correction cache" in capsys.readouterr().err
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE gec_v2 SET out = 'WRONG' WHERE out = 'A B'")
+    assert cached.correct(["a b", "c d"]) == ["A B", "C D"] and Upper.calls == 3
+    assert "fail their checksum" in capsys.readouterr().err
