@@ -255,3 +255,60 @@ def test_the_correction_cache_recomputes_rows_that_fail_their_checksum(tmp_path,
         con.execute("UPDATE gec_v2 SET out = 'WRONG' WHERE out = 'A B'")
     assert cached.correct(["a b", "c d"]) == ["A B", "C D"] and Upper.calls == 3
     assert "fail their checksum" in capsys.readouterr().err
+
+
+# -- 6. resume keeps everything ------------------------------------------------------------------------
+
+
+def _details(out: Path) -> dict[str, bytes]:
+    """Samples, runs and qrels of the newest results file, by name without the timestamp."""
+    from pqb.harness.evaluation.results import stamp_of
+
+    stamp = stamp_of(sorted(out.glob("bm25/results_*.json"))[-1])
+    return {
+        p.name.replace(stamp, "<ts>"): p.read_bytes() for p in (out / "details" / "bm25").glob(f"*_{stamp}.*")
+    }
+
+
+def test_a_killed_log_samples_run_resumes_to_the_files_of_an_uninterrupted_run(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    import json
+
+    import pqb.harness.evaluation.evaluator as ev
+
+    dataset = _tiny(tmp_path)
+    tasks = "pqb_syntactic_video_games,pqb_error_video_games"
+    full, out = tmp_path / "full", tmp_path / "out"
+    assert _run(capsys, *_run_args(dataset, full, "--log_samples", tasks=tasks))[0] == 0
+    real, calls = ev._finish_task, []
+
+    def dies_on_second_task(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # killed after its first task finished
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ev, "_finish_task", dies_on_second_task)
+    with pytest.raises(KeyboardInterrupt):
+        _run(capsys, *_run_args(dataset, out, "--log_samples", tasks=tasks))
+    monkeypatch.setattr(ev, "_finish_task", real)
+    code, err = _run(
+        capsys, *_run_args(dataset, out, "--log_samples", "--overwrite", "only-missing", tasks=tasks)
+    )
+    assert code == 0 and err.count("reused from ") == 1, err
+    want, have = _details(full), _details(out)
+    assert len(want) == 6 and have == want  # samples, TREC run and qrels of both tasks, byte for byte
+    results = json.loads(sorted(out.glob("bm25/results_*.json"))[-1].read_text())["results"]
+    [source] = [e["reused_from"] for e in results.values() if "reused_from" in e]
+    assert Path(source).is_file()
+    assert not list(out.glob("details/bm25/checkpoint_*.json"))  # out of the resume glob
+
+
+def test_log_samples_recomputes_a_task_whose_earlier_run_kept_no_samples(tmp_path, capsys) -> None:
+    dataset = _tiny(tmp_path)
+    out = tmp_path / "out"
+    assert _run(capsys, *_run_args(dataset, out))[0] == 0  # no --log_samples
+    code, err = _run(capsys, *_run_args(dataset, out, "--log_samples", "--overwrite", "only-missing"))
+    assert code == 0 and "kept no samples" in err, err
+    assert len(_details(out)) == 3
