@@ -312,3 +312,56 @@ def test_log_samples_recomputes_a_task_whose_earlier_run_kept_no_samples(tmp_pat
     code, err = _run(capsys, *_run_args(dataset, out, "--log_samples", "--overwrite", "only-missing"))
     assert code == 0 and "kept no samples" in err, err
     assert len(_details(out)) == 3
+
+
+# -- 7. paths are confined -----------------------------------------------------------------------------
+
+
+def _files_outside(root: Path, allowed: list[Path]) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and not any(a in p.parents for a in allowed)]
+
+
+def test_a_task_name_that_climbs_out_of_the_output_path_is_refused(tmp_path, capsys) -> None:
+    dataset = _tiny(tmp_path)
+    folder = tmp_path / "inc"
+    folder.mkdir()
+    template = Path(__file__).parent.parent / "tasks" / "pqb" / "_default_template_yaml"
+    (folder / "evil.yaml").write_text(
+        f"include: {template}\ntask: ../../../../{tmp_path.name}/x\ndataset_name: video_games\npair_type: syntactic\n"
+    )
+    evil = f"../../../../{tmp_path.name}/x"
+    argv = _run_args(dataset, tmp_path / "out", "--log_samples", "--include_path", str(folder), tasks=evil)
+    code, err = _run(capsys, *argv)
+    assert code == 2
+    _one_error_line(err, "not a safe file name")
+    assert _files_outside(tmp_path, [dataset, folder, tmp_path / "out"]) == []
+
+
+def test_a_run_tag_of_dots_stays_under_the_output_path(tmp_path, capsys) -> None:
+    dataset = _tiny(tmp_path)
+    out = tmp_path / "a" / "b" / "out"
+    assert _run(capsys, *_run_args(dataset, tmp_path / "bm25run", "--log_samples"))[0] == 0
+    [trec] = list((tmp_path / "bm25run" / "details" / "bm25").glob("run_*.trec"))
+    tagged = tmp_path / "dots.trec"
+    tagged.write_text(
+        "".join(" ".join([*ln.split()[:5], ".."]) + "\n" for ln in trec.read_text().splitlines())
+    )
+    argv = ["score", "--run", str(tagged), "--tasks", "pqb_error_video_games", "--dataset_path", str(dataset),
+            "--output_path", str(out), "--bootstrap_iters", "10", "--log_samples"]  # fmt: skip
+    assert _run(capsys, *argv)[0] == 0
+    assert list(out.glob("*/results_*.json"))
+    assert _files_outside(tmp_path / "a", [out]) == []
+
+
+def test_a_domain_that_climbs_out_of_the_work_dir_is_a_usage_error(tmp_path, capsys) -> None:
+    from pqb.builders.cli import main as build_main
+    from pqb.builders.errors import UsageError
+    from pqb.builders.workdir import WorkDir
+
+    with pytest.raises(SystemExit) as exc:
+        build_main(["ingest", "--domain", "../../x", "--workdir", str(tmp_path / "work")])
+    assert exc.value.code == 2
+    _one_error_line(capsys.readouterr().err, "not a safe file name")
+    with pytest.raises(UsageError, match="not a safe file name"):
+        WorkDir(tmp_path / "work", "../x")  # every other way in (all, publish, release)
+    assert not any(tmp_path.rglob("x"))
