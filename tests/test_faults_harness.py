@@ -365,3 +365,50 @@ def test_a_domain_that_climbs_out_of_the_work_dir_is_a_usage_error(tmp_path, cap
     with pytest.raises(UsageError, match="not a safe file name"):
         WorkDir(tmp_path / "work", "../x")  # every other way in (all, publish, release)
     assert not any(tmp_path.rglob("x"))
+
+
+# -- 8. validate and run agree -------------------------------------------------------------------------
+
+
+def _no_card(d: Path) -> None:
+    (d / "README.md").unlink()
+
+
+def _duplicate_corpus_id(d: Path) -> None:
+    f = _rows_file(d, "video_games-corpus")
+    table = pq.read_table(f)
+    pq.write_table(pa.concat_tables([table, table.slice(0, 1)]), f)
+
+
+def _no_error_pairs(d: Path) -> None:
+    def clear(rows: list[dict]) -> None:
+        for r in rows:
+            r.update(error_query=None, error_edits=[], error_chain=[], profile_evidence=None, backoff=None)
+
+    _rewrite_rows(d, clear)
+
+
+@pytest.mark.parametrize(
+    ("damage", "fragment"),
+    [(_no_card, "no dataset card"), (_duplicate_corpus_id, "duplicate"), (_no_error_pairs, "0 pairs")],
+    ids=["no_card", "duplicate_corpus_id", "zero_pairs"],
+)
+def test_validate_and_run_both_exit_1(tmp_path, capsys, damage, fragment) -> None:
+    dataset = _tiny(tmp_path)
+    damage(dataset)
+    code, err = _run(capsys, "validate", "--tasks", "pqb_error_video_games", "--dataset_path", str(dataset))
+    assert code == 1 and "Traceback" not in err
+    code, err = _run(capsys, *_run_args(dataset, tmp_path / "out"))
+    assert code == 1 and fragment in err, err
+    _one_error_line(err, "")
+
+
+@pytest.mark.parametrize("command", ["run", "validate", "score"])
+def test_an_empty_task_list_is_a_usage_error(tmp_path, capsys, command) -> None:
+    argv = {"run": _run_args(_tiny(tmp_path), tmp_path / "out", tasks=""),
+            "validate": ["validate", "--tasks", ""],
+            "score": ["score", "--run", str(tmp_path / "x.trec"), "--tasks", ""]}[command]  # fmt: skip
+    (tmp_path / "x.trec").write_text("q1 Q0 d1 1 1.0 t\n")
+    code, err = _run(capsys, *argv)
+    assert code == 2
+    _one_error_line(err, "names no task")
