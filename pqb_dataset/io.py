@@ -166,6 +166,15 @@ def unwritable_dir(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def first_unwritable(folders: dict[str, str | os.PathLike[str] | None]) -> str | None:
+    """The problem with the first of ``{what: folder}`` that cannot be written to (``None``: all can);
+    ``what`` names the option or variable the user changes (``--output_path``, ``PQB_CACHE_DIR``)."""
+    for what, folder in folders.items():
+        if folder is not None and (problem := unwritable_dir(folder)):
+            return f"{what}: {problem}; choose a writable folder"
+    return None
+
+
 WRITE_ERRNOS = frozenset(
     getattr(errno, n)
     for n in ("EFBIG", "ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOTDIR")

@@ -412,3 +412,102 @@ def test_an_empty_task_list_is_a_usage_error(tmp_path, capsys, command) -> None:
     code, err = _run(capsys, *argv)
     assert code == 2
     _one_error_line(err, "names no task")
+
+
+# -- 9. one error: line instead of tracebacks ------------------------------------------------------------
+
+
+def _not_a_folder(tmp_path: Path) -> Path:
+    f = tmp_path / "file"
+    f.write_text("x")
+    return f
+
+
+def test_an_output_path_that_is_a_file_stops_run_before_any_work(tmp_path, capsys, monkeypatch) -> None:
+    import pqb.harness.evaluation.evaluator as ev
+
+    monkeypatch.setattr(ev, "load_tasks", lambda *a, **k: pytest.fail("a task was loaded"))
+    code, err = _run(capsys, *_run_args(_tiny(tmp_path), _not_a_folder(tmp_path)))
+    assert code == 2
+    _one_error_line(err, "--output_path")
+
+
+def test_an_unwritable_cache_dir_stops_run_before_any_work(tmp_path, capsys, monkeypatch) -> None:
+    from pqb.dataset import settings
+
+    monkeypatch.setattr(settings, "PQB_CACHE_DIR", _not_a_folder(tmp_path) / "cache")
+    code, err = _run(capsys, *_run_args(_tiny(tmp_path), tmp_path / "out"))
+    assert code == 2
+    _one_error_line(err, "PQB_CACHE_DIR")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.json"))
+
+
+def test_a_work_dir_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
+    from pqb.builders.cli import main as build_main
+
+    assert build_main(["users", "--workdir", str(_not_a_folder(tmp_path)), "--no-progress"]) == 2
+    _one_error_line(capsys.readouterr().err, "--workdir")
+
+
+def test_efbig_is_one_line_and_the_previous_file_stays(tmp_path) -> None:
+    """A real file-size limit (RLIMIT_FSIZE) in a child process: the write fails with EFBIG."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "results.json"
+    target.write_text("previous")
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
+        "from pqb.dataset.io import atomic_write_bytes, write_failure\n"
+        "try:\n"
+        f"    atomic_write_bytes({str(target)!r}, b'x' * 5000)\n"
+        "except OSError as exc:\n"
+        "    print('error: ' + write_failure(exc), file=sys.stderr); sys.exit(1)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "File too large" in proc.stderr, proc.stderr
+    _one_error_line(proc.stderr, "no earlier file was replaced")
+    assert target.read_text() == "previous"
+
+
+def test_a_write_refused_mid_run_is_one_line_exit_1(tmp_path, capsys, monkeypatch) -> None:
+    import errno
+
+    import pqb.harness.evaluation.results as results
+
+    def full(path, *a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(results, "atomic_write_json", full)
+    code, err = _run(capsys, *_run_args(_tiny(tmp_path), tmp_path / "out"))
+    assert code == 1
+    _one_error_line(err, "No space left on device")
+
+
+def test_a_corpus_of_empty_documents_is_a_violation_not_an_index_error(tmp_path, capsys) -> None:
+    dataset = _tiny(tmp_path)
+    f = _rows_file(dataset, "video_games-corpus")
+    table = pq.read_table(f)
+    blank = pa.array([""] * table.num_rows)
+    pq.write_table(table.set_column(1, "title", blank).set_column(2, "text", blank), f)
+    code, err = _run(capsys, *_run_args(dataset, tmp_path / "out"))
+    assert code == 1 and "empty_documents" in err
+    _one_error_line(err, "violation")
+
+
+def test_bm25_indexes_a_corpus_without_tokens() -> None:
+    from pqb.harness.retrievers.base import Corpus
+    from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
+
+    r = BM25Retriever()
+    r.index(Corpus(("a", "b"), ("", ""), ("", "")))  # once: IndexError in Postings.build
+
+
+def test_an_unavailable_hub_model_exits_1(tmp_path, capsys) -> None:
+    args = _run_args(_tiny(tmp_path), tmp_path / "out")
+    args[args.index("bm25")] = "gte-base"  # a Hub checkpoint, offline here
+    code, err = _run(capsys, *args)
+    assert code == 1, err
+    _one_error_line(err, "thenlper/gte-base")

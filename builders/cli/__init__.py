@@ -49,7 +49,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["all", *argv]
     args = parser.parse_args(argv)
     with progress_bars(not getattr(args, "no_progress", False)):
-        return guarded(lambda: args._run(args))
+        return guarded(lambda: preflight(args) or args._run(args))
+
+
+def preflight(args: argparse.Namespace) -> None:
+    """Refuse an unwritable ``--workdir`` or ``PQB_CACHE_DIR`` (parse and correction caches) before any
+    stage reads a byte, as one ``error:`` line, not a traceback from the first write."""
+    from pqb.builders.errors import UsageError
+    from pqb.dataset import settings
+    from pqb.dataset.io import first_unwritable
+
+    if getattr(args, "workdir", None) is None:
+        return  # commands without a work dir (check, compare-release, ...) write their own outputs
+    if problem := first_unwritable({"--workdir": args.workdir, "PQB_CACHE_DIR": settings.PQB_CACHE_DIR}):
+        raise UsageError(problem)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -49,6 +49,20 @@ def report_error(exc: PQBHarnessError) -> int:
     return exc.exit_code
 
 
+def preflight(args: argparse.Namespace) -> None:
+    """Refuse an unwritable ``--output_path`` or ``PQB_CACHE_DIR`` before any model loads or task runs
+    (the first write used to be the first checkpoint, after a whole task had been evaluated)."""
+    from pqb.dataset import settings
+    from pqb.dataset.io import first_unwritable
+    from pqb.harness.errors import UsageError
+
+    folders = {"--output_path": getattr(args, "output_path", None)}
+    if args.command in ("run", "score"):
+        folders["PQB_CACHE_DIR"] = settings.PQB_CACHE_DIR
+    if problem := first_unwritable(folders):
+        raise UsageError(problem)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in {"-h", "--help"}:
@@ -59,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        preflight(args)
         return int(args._run(args) or 0)
     except PQBHarnessError as exc:
         return report_error(exc)

@@ -35,6 +35,7 @@ def check_corpus(corpus_ds: Any | None, corpus_name: str, *, missing: str = "") 
     if corpus_ds is not None:
         report.extend(validate_table(corpus_ds.data.table, "corpus", corpus_name))
         _check_not_empty(report, corpus_ds, corpus_name)
+        _check_some_text(report, corpus_ds, corpus_name)
         if "id" in corpus_ds.column_names:
             id_list = column(corpus_ds, "id")
             ids = frozenset(id_list)
@@ -84,6 +85,14 @@ def check_task_pairs(task: str, rows_name: str, n_pairs: int) -> ValidationRepor
     if n_pairs == 0:
         report.add(rows_name, None, "no_pairs", f"task {task!r} has 0 pairs in this config")
     return report
+
+
+def _check_some_text(report: ValidationReport, ds: Any, name: str) -> None:
+    """A corpus whose documents are all empty ranks nothing: every target ties with every document.
+    It is a violation (it once reached BM25's index builder as an ``IndexError``)."""
+    fields = [f for f in ("title", "text") if f in ds.column_names]
+    if len(ds) and fields and not any((v or "").strip() for f in fields for v in column(ds, f)):
+        report.add(name, None, "empty_documents", f"all {len(ds)} documents have an empty title and text")
 
 
 def _check_not_empty(report: ValidationReport, ds: Any, name: str) -> None:

@@ -84,7 +84,10 @@ class Postings:
             keys *= n_terms
             keys += tokens.ids[lo:hi]
             keys.sort()
-            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+            # a block without tokens (every document empty) has no keys, and no first key to start at
+            starts = (
+                np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
+            )
             tf = np.diff(np.append(starts, len(keys)))
             distinct = keys[starts]
             docs.append((distinct // max(n_terms, 1)).astype(np.int32))
