@@ -255,6 +255,19 @@ def test_the_correction_cache_recomputes_rows_that_fail_their_checksum(tmp_path,
     assert "fail their checksum" in capsys.readouterr().err
 
 
+def test_an_edited_embedding_cache_is_re_encoded_with_one_line(tmp_path, capsys) -> None:
+    import numpy as np
+
+    from pqb.harness.retrievers.neural.encoding import ArrayCache
+
+    cache = ArrayCache(tmp_path, "dense", {"model": "m", "corpus": "c"})
+    cache.save({"doc_embeddings": np.ones((3, 4), np.float32)})
+    assert cache.exists() and capsys.readouterr().err == ""
+    np.save(cache.path / "doc_embeddings.npy", np.zeros((3, 4), np.float32))  # edited: a valid .npy
+    assert not cache.exists()  # once: loaded, every score 0
+    assert "doc_embeddings.npy does not match its checksum" in capsys.readouterr().err
+
+
 # -- 6. resume keeps everything ------------------------------------------------------------------------
 
 
