@@ -150,17 +150,25 @@ def unsafe_name(name: object) -> str | None:
 
 
 def unwritable_dir(path: str | os.PathLike[str]) -> str | None:
-    """Why files cannot be written under ``path`` (``None`` when they can): it is a file, read-only,
-    or cannot be created. Commands check their output, cache and work folders with this before any
-    work, so an unwritable folder is one line at once, not a traceback after the first task."""
-    p = Path(path).expanduser()
+    """Why files cannot be written under ``path`` (``None`` when they can): it or a parent is a file,
+    it is read-only, or it cannot be created. Commands check their output, cache and work folders with
+    this before any work, so an unwritable folder is one line at once, not a traceback after the first
+    task. Nothing is created: a folder that does not exist yet is judged by its nearest existing parent.
+    """
+    p = Path(path).expanduser().absolute()
+    existing = next((q for q in (p, *p.parents) if q.exists()), None)
+    if existing is None or not existing.is_dir():
+        return f"{p} is not a folder ({existing} is a file)" if existing is not None else f"{p} has no root"
+    if existing != p:
+        return (
+            None
+            if os.access(existing, os.W_OK | os.X_OK)
+            else f"{p} cannot be created ({existing} is read-only)"
+        )
     try:
-        p.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".pqb-write-probe.", dir=p)
         os.close(fd)
         os.unlink(probe)
-    except FileExistsError:
-        return f"{p} is not a folder"
     except OSError as exc:
         return f"{p} is not writable ({exc.strerror or exc})"
     return None
