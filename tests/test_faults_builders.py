@@ -16,6 +16,18 @@ def _run_stage(wd: WorkDir, name: str, inputs: list, text: str = "a\nb\nc\n") ->
     stage.done({"rows": text.count("\n")})
 
 
+def _one_error_line(err: str, fragment: str) -> None:
+    assert "Traceback" not in err, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and fragment in errors[0], err
+
+
+def _not_a_folder(tmp_path: Path) -> Path:
+    f = tmp_path / "file"
+    f.write_text("x")
+    return f
+
+
 # -- 1. stage freshness verifies the outputs' bytes ----------------------------------------------------
 
 
@@ -48,6 +60,82 @@ def test_a_truncated_artifact_read_by_the_next_stage_names_its_producer(tmp_path
         wd.stage("pair", [wd.path / "users.txt"], {"v": 1}, ["pair.txt"])
 
 
+# -- 4. every value has a range --------------------------------------------------------------------
+
+
+def test_generate_refuses_a_candidate_count_no_memory_holds(capsys) -> None:
+    from pqb.builders.cli import main as build_main
+
+    with pytest.raises(SystemExit) as exc:
+        build_main(["generate", "--domain", "video_games", "--n", "100000000"])
+    assert exc.value.code == 2
+    _one_error_line(capsys.readouterr().err, "--n")
+
+
+# -- 5. checksummed caches -------------------------------------------------------------------------
+
+
+def test_the_parse_cache_rebuilds_a_file_that_is_not_a_database(tmp_path, capsys) -> None:
+    import sqlite3
+
+    from pqb.builders.parses import ParseCache
+
+    path = tmp_path / "parses.sqlite"
+    path.write_bytes(b"random bytes, not SQLite " * 100)
+    cache = ParseCache(path)  # once: DatabaseError traceback
+    assert "parse cache" in capsys.readouterr().err
+    cache.put_many({"k1": [["a", 1]], "k2": [["b", 2]]})
+    assert cache.get_many(["k1", "k2"]) == {"k1": [["a", 1]], "k2": [["b", 2]]}
+    cache.close()
+    with sqlite3.connect(path) as con:  # an edited row: no longer what the parse gave
+        con.execute("UPDATE parses_v2 SET value = ? WHERE key = 'k1'", ('[["x", 9]]',))
+    cache = ParseCache(path)
+    assert cache.get_many(["k1", "k2"]) == {"k2": [["b", 2]]}  # k1 is parsed again
+    assert "fail their checksum" in capsys.readouterr().err
+    cache.close()
+
+
+def test_the_correction_cache_recomputes_rows_that_fail_their_checksum(tmp_path, capsys) -> None:
+    import sqlite3
+
+    from pqb.builders.writing_errors.detection import CachedCorrector
+
+    class Upper:
+        backend_id = "upper"
+        calls = 0
+
+        def correct(self, sentences: list[str]) -> list[str]:
+            Upper.calls += len(sentences)
+            return [s.upper() for s in sentences]
+
+    path = tmp_path / "gec_cache.sqlite"
+    path.write_bytes(b"\x00" * 4096)
+    cached = CachedCorrector(Upper(), path)
+    assert cached.correct(["a b", "c d"]) == ["A B", "C D"]
+    assert "correction cache" in capsys.readouterr().err
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE gec_v2 SET out = 'WRONG' WHERE out = 'A B'")
+    assert cached.correct(["a b", "c d"]) == ["A B", "C D"] and Upper.calls == 3
+    assert "fail their checksum" in capsys.readouterr().err
+
+
+# -- 7. paths are confined -------------------------------------------------------------------------
+
+
+def test_a_domain_that_climbs_out_of_the_work_dir_is_a_usage_error(tmp_path, capsys) -> None:
+    from pqb.builders.cli import main as build_main
+    from pqb.builders.errors import UsageError
+    from pqb.builders.workdir import WorkDir
+
+    with pytest.raises(SystemExit) as exc:
+        build_main(["ingest", "--domain", "../../x", "--workdir", str(tmp_path / "work")])
+    assert exc.value.code == 2
+    _one_error_line(capsys.readouterr().err, "not a safe file name")
+    with pytest.raises(UsageError, match="not a safe file name"):
+        WorkDir(tmp_path / "work", "../x")  # every other way in (all, publish, release)
+    assert not any(tmp_path.rglob("x"))
+
+
 # -- 9. one error: line instead of tracebacks ------------------------------------------------------------
 
 
@@ -63,6 +151,13 @@ def test_publish_push_only_offline_is_one_line_exit_1(tmp_path, capsys, monkeypa
     assert code == 1 and "Traceback" not in err
     assert [line for line in err.splitlines() if line.startswith("error:")] == err.strip().splitlines()
     assert "HF_HUB_OFFLINE" in err
+
+
+def test_a_work_dir_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
+    from pqb.builders.cli import main as build_main
+
+    assert build_main(["users", "--workdir", str(_not_a_folder(tmp_path)), "--no-progress"]) == 2
+    _one_error_line(capsys.readouterr().err, "--workdir")
 
 
 # -- 10. local workers die with their parent ------------------------------------------------------------

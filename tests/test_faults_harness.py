@@ -148,15 +148,6 @@ def test_out_of_range_values_are_usage_errors(tmp_path, capsys, extra, fragment)
     _one_error_line(err, fragment)
 
 
-def test_generate_refuses_a_candidate_count_no_memory_holds(capsys) -> None:
-    from pqb.builders.cli import main as build_main
-
-    with pytest.raises(SystemExit) as exc:
-        build_main(["generate", "--domain", "video_games", "--n", "100000000"])
-    assert exc.value.code == 2
-    _one_error_line(capsys.readouterr().err, "--n")
-
-
 # -- 5. checksummed caches -----------------------------------------------------------------------------
 
 
@@ -209,50 +200,6 @@ def test_a_damaged_run_cache_shard_is_recomputed_with_one_line(tmp_path, capsys)
     assert code == 0 and "Traceback" not in err
     assert err.count("run cache shard") == len(shards), err
     assert _metrics(tmp_path / "b") == _metrics(tmp_path / "a")
-
-
-def test_the_parse_cache_rebuilds_a_file_that_is_not_a_database(tmp_path, capsys) -> None:
-    import sqlite3
-
-    from pqb.builders.parses import ParseCache
-
-    path = tmp_path / "parses.sqlite"
-    path.write_bytes(b"random bytes, not SQLite " * 100)
-    cache = ParseCache(path)  # once: DatabaseError traceback
-    assert "parse cache" in capsys.readouterr().err
-    cache.put_many({"k1": [["a", 1]], "k2": [["b", 2]]})
-    assert cache.get_many(["k1", "k2"]) == {"k1": [["a", 1]], "k2": [["b", 2]]}
-    cache.close()
-    with sqlite3.connect(path) as con:  # an edited row: no longer what the parse gave
-        con.execute("UPDATE parses_v2 SET value = ? WHERE key = 'k1'", ('[["x", 9]]',))
-    cache = ParseCache(path)
-    assert cache.get_many(["k1", "k2"]) == {"k2": [["b", 2]]}  # k1 is parsed again
-    assert "fail their checksum" in capsys.readouterr().err
-    cache.close()
-
-
-def test_the_correction_cache_recomputes_rows_that_fail_their_checksum(tmp_path, capsys) -> None:
-    import sqlite3
-
-    from pqb.builders.writing_errors.detection import CachedCorrector
-
-    class Upper:
-        backend_id = "upper"
-        calls = 0
-
-        def correct(self, sentences: list[str]) -> list[str]:
-            Upper.calls += len(sentences)
-            return [s.upper() for s in sentences]
-
-    path = tmp_path / "gec_cache.sqlite"
-    path.write_bytes(b"\x00" * 4096)
-    cached = CachedCorrector(Upper(), path)
-    assert cached.correct(["a b", "c d"]) == ["A B", "C D"]
-    assert "correction cache" in capsys.readouterr().err
-    with sqlite3.connect(path) as con:
-        con.execute("UPDATE gec_v2 SET out = 'WRONG' WHERE out = 'A B'")
-    assert cached.correct(["a b", "c d"]) == ["A B", "C D"] and Upper.calls == 3
-    assert "fail their checksum" in capsys.readouterr().err
 
 
 def test_an_edited_embedding_cache_is_re_encoded_with_one_line(tmp_path, capsys) -> None:
@@ -364,20 +311,6 @@ def test_a_run_tag_of_dots_stays_under_the_output_path(tmp_path, capsys) -> None
     assert _files_outside(tmp_path / "a", [out]) == []
 
 
-def test_a_domain_that_climbs_out_of_the_work_dir_is_a_usage_error(tmp_path, capsys) -> None:
-    from pqb.builders.cli import main as build_main
-    from pqb.builders.errors import UsageError
-    from pqb.builders.workdir import WorkDir
-
-    with pytest.raises(SystemExit) as exc:
-        build_main(["ingest", "--domain", "../../x", "--workdir", str(tmp_path / "work")])
-    assert exc.value.code == 2
-    _one_error_line(capsys.readouterr().err, "not a safe file name")
-    with pytest.raises(UsageError, match="not a safe file name"):
-        WorkDir(tmp_path / "work", "../x")  # every other way in (all, publish, release)
-    assert not any(tmp_path.rglob("x"))
-
-
 # -- 8. validate and run agree -------------------------------------------------------------------------
 
 
@@ -451,13 +384,6 @@ def test_an_unwritable_cache_dir_stops_run_before_any_work(tmp_path, capsys, mon
     assert code == 2
     _one_error_line(err, "PQB_CACHE_DIR")
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*.json"))
-
-
-def test_a_work_dir_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
-    from pqb.builders.cli import main as build_main
-
-    assert build_main(["users", "--workdir", str(_not_a_folder(tmp_path)), "--no-progress"]) == 2
-    _one_error_line(capsys.readouterr().err, "--workdir")
 
 
 def test_efbig_is_one_line_and_the_previous_file_stays(tmp_path) -> None:
