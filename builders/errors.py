@@ -61,6 +61,10 @@ class SourceFileNotFoundError(UsageError, FileNotFoundError):
     """The requested category file is not in the source."""
 
 
+class HubPushError(ResourceUnavailableError, RuntimeError):
+    """The Hub push cannot run here (offline, unreachable, refused): the local dataset is unchanged."""
+
+
 class SourceUnavailableError(ResourceUnavailableError):
     """A Hub file cannot be fetched (offline, unknown repo or revision) and is not in the local cache."""
 

@@ -23,6 +23,9 @@ input size.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -49,6 +52,27 @@ class RayNotInstalledError(ResourceUnavailableError, ImportError):
     """``--executor ray`` without the optional ``ray`` extra."""
 
 
+PARENT_POLL_SECONDS = 0.5
+"""How often a local worker checks that the process that started it is still alive."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Worker initializer: exit as soon as ``parent_pid`` is gone.
+
+    A ``kill -9`` of ``pqb-build`` runs no clean-up, and its workers, blocked on the task pipe, used to
+    live on as orphans (PPID 1, ~400 MB each) until killed by hand. A daemon thread polls the parent
+    id (reparenting changes it) rather than relying on ``PR_SET_PDEATHSIG``, which is Linux-only and
+    fires when the *thread* that started the worker ends, not the process.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pqb-parent-watch", daemon=True).start()
+
+
 class LocalExecutor:
     """In-process (``workers=1``) or a pool of ``workers`` spawned local processes."""
 
@@ -64,7 +88,12 @@ class LocalExecutor:
             yield from map(fn, items)
             return
         if self._pool is None:  # spawn, not fork: a forked spaCy/torch state is not safe to reuse
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
         pending: deque[Future[R]] = deque()
         for item in items:
             pending.append(self._pool.submit(fn, item))

@@ -19,7 +19,7 @@ from pqb.builders.executor import Executor
 from pqb.builders.nlp import SPACY_MAX_LENGTH, installed_spacy_model_id, load_spacy, spacy_model_id
 from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
-from pqb.dataset.io import stable_hash
+from pqb.dataset.io import cache_rebuild_notice, sha256_bytes, stable_hash
 from pqb.dataset.progress import bar
 
 BATCH_SIZE = 256
@@ -33,19 +33,49 @@ class Parsed(NamedTuple):
     head: tuple[int, ...]
 
 
+def open_cache_db(path: Path, create: str, what: str) -> sqlite3.Connection:
+    """A connection to the SQLite cache at ``path`` with its table created.
+
+    A file that is not a database or is damaged (``DatabaseError``, not a lock's ``OperationalError``)
+    is a cache, not data: it is removed with one line and started afresh, never a traceback.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in (0, 1):
+        con = sqlite3.connect(str(path), timeout=60)
+        try:
+            con.execute(create)
+            con.commit()
+            return con
+        except sqlite3.DatabaseError as exc:
+            con.close()
+            if isinstance(exc, sqlite3.OperationalError) or attempt:
+                raise
+            cache_rebuild_notice(what, path, f"is not a readable SQLite database ({exc})")
+            for p in (path, path.with_name(path.name + "-journal"), path.with_name(path.name + "-wal")):
+                p.unlink(missing_ok=True)
+    raise AssertionError("unreachable")
+
+
+def value_checksum(value: str) -> str:
+    """The per-row checksum of a cached value: a row whose value no longer matches is recomputed."""
+    return sha256_bytes(value.encode("utf-8"))[:16]
+
+
 class ParseCache:
-    """A key → JSON store in SQLite (safe across processes; ``None`` path disables caching)."""
+    """A key → JSON store in SQLite (safe across processes; ``None`` path disables caching).
+
+    Each row carries the checksum of its value, checked on every read: an edited or damaged row is
+    parsed again (one line says how many), so a cache hit is always what a fresh parse gives."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), timeout=60)
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS parses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            self._conn = open_cache_db(
+                path,
+                "CREATE TABLE IF NOT EXISTS parses_v2 (key TEXT PRIMARY KEY, value TEXT NOT NULL, sha TEXT NOT NULL)",
+                "parse cache",
             )
-            self._conn.commit()
 
     @classmethod
     def default(cls) -> ParseCache:
@@ -55,10 +85,20 @@ class ParseCache:
         if self._conn is None or not keys:
             return {}
         out: dict[str, Any] = {}
+        bad = 0
         for i in range(0, len(keys), 500):
             chunk = list(keys[i : i + 500])
-            q = "SELECT key, value FROM parses WHERE key IN (" + ",".join("?" * len(chunk)) + ")"
-            out.update({k: json.loads(v) for k, v in self._conn.execute(q, chunk)})
+            q = "SELECT key, value, sha FROM parses_v2 WHERE key IN (" + ",".join("?" * len(chunk)) + ")"
+            for k, v, sha in self._conn.execute(q, chunk):
+                if value_checksum(v) != sha:
+                    bad += 1
+                    continue
+                try:
+                    out[k] = json.loads(v)
+                except ValueError:
+                    bad += 1
+        if bad:
+            cache_rebuild_notice("parse cache", self.path, f"has {bad} row(s) that fail their checksum")
         return out
 
     def put_many(self, items: dict[str, Any]) -> None:
@@ -66,9 +106,10 @@ class ParseCache:
             return
         with self._conn:
             self._conn.executemany(
-                "INSERT OR REPLACE INTO parses (key, value) VALUES (?, ?)",
-                [(k, json.dumps(v, separators=(",", ":"))) for k, v in items.items()],
-            )
+                "INSERT OR REPLACE INTO parses_v2 (key, value, sha) VALUES (?, ?, ?)",
+                [(k, text, value_checksum(text)) for k, v in items.items()
+                 for text in [json.dumps(v, separators=(",", ":"))]],
+            )  # fmt: skip
 
     def close(self) -> None:
         if self._conn is not None:

@@ -5,7 +5,7 @@ its input fingerprint (hashes of the input files/artifacts it read, its config a
 library versions it ran with, and its numeric environment (BLAS library, kernel and threads, OpenMP,
 torch's CPU capability). The numeric environment is a record, not part of the fingerprint: the
 builders' arithmetic (:mod:`pqb.builders.linalg`) gives the same bytes under any of them. ``Stage.is_fresh()`` is true when the recorded fingerprint equals the
-current one and every output exists, so ``pqb-build all`` resumes where it stopped.
+current one and every output has the sha256 the manifest recorded, so ``pqb-build all`` resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import hashlib
 import importlib.metadata
 import json
 import platform
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pqb.builders.errors import UsageError
+from pqb.builders.errors import CorruptFileError, UsageError
 from pqb.dataset.environment import numeric_environment
-from pqb.dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash
+from pqb.dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash, unsafe_name
 from pqb.dataset.schema import ATTRIBUTE_TYPE
 
 TRACKED_LIBRARIES = (
@@ -238,6 +239,8 @@ class WorkDir:
     _manifest: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if problem := unsafe_name(self.domain):  # the domain becomes a folder: never one outside root
+            raise UsageError(f"domain {problem}")
         self.root = Path(self.root)
         self.path.mkdir(parents=True, exist_ok=True)
         self._reload()
@@ -283,10 +286,41 @@ class WorkDir:
                     f"{self.domain}: {rel} is missing in {self.path}; run `pqb-build {producer} "
                     f"--domain {self.domain} --workdir {self.root}` first (or `pqb-build all`)"
                 )
+            if self.path in path.parents:
+                self._check_input_unchanged(path)
         return Stage(self, name, inputs, dict(config), list(outputs))
+
+    def _check_input_unchanged(self, path: Path) -> None:
+        """An artifact another stage wrote must still have the sha256 that stage recorded.
+
+        A truncated or edited artifact would otherwise reach the next stage's reader as an
+        ``ArrowInvalid`` traceback or, worse, as fewer rows; the fix is to rerun its producer.
+        """
+        rel = path.relative_to(self.path).as_posix()
+        for name, rec in self.manifest["stages"].items():
+            recorded = (rec.get("output_sha256") or {}).get(rel)
+            if recorded and path.is_file() and (why := _output_changed(path, recorded)):
+                raise CorruptFileError(
+                    f"{self.domain}: {rel} {why}; run `pqb-build {name} --domain {self.domain} "
+                    f"--workdir {self.root}` first, which rewrites it (or `pqb-build all`)"
+                )
 
     def save_manifest(self) -> None:
         atomic_write_json(self.manifest_path, self._manifest)
+
+
+def _output_changed(path: Path, recorded: str | None) -> str | None:
+    """Why an output no longer is what its stage wrote (``None`` when it is): its sha256 differs
+    from the recorded one, none was recorded, or the file cannot be read."""
+    if not recorded:
+        return "has no recorded sha256 in the manifest"
+    try:
+        actual = sha256_file(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return (
+        None if actual == recorded else "changed since the stage wrote it (sha256 differs from the manifest)"
+    )
 
 
 @dataclass
@@ -312,12 +346,28 @@ class Stage:
         return {**self.workdir.manifest["stages"][self.name].get("stats", {}), "skipped": True}
 
     def is_fresh(self) -> bool:
+        """True when the fingerprint matches and every output still has the bytes the manifest recorded.
+
+        Existence alone is not enough: a stage whose output was edited, truncated or replaced since
+        it was written would be skipped and its stale stats published beside other rows (2 rows
+        deleted from ``pairs.parquet`` once gave a 184-row dataset under a summary of 186). An
+        output that changed or cannot be read makes the stage stale, with one line naming the file.
+        """
         rec = self.workdir.manifest["stages"].get(self.name)
-        return bool(
-            rec
-            and rec.get("fingerprint") == self.fingerprint
-            and all((self.workdir.path / o).exists() for o in self.outputs)
-        )
+        if not rec or rec.get("fingerprint") != self.fingerprint:
+            return False
+        recorded = rec.get("output_sha256") or {}
+        for o in self.outputs:
+            path = self.workdir.path / o
+            if not path.exists():
+                return False
+            if path.is_dir() and o not in recorded:
+                continue  # a folder output: its files are recorded by name when a stage lists them
+            why = _output_changed(path, recorded.get(o))
+            if why:
+                print(f"[{self.workdir.domain}] {self.name}: {o} {why}; rerunning the stage", file=sys.stderr)
+                return False
+        return True
 
     def done(self, stats: Mapping[str, Any] | None = None) -> None:
         manifest = self.workdir.manifest  # re-read: read-modify-write keeps other stages' records

@@ -148,4 +148,7 @@ class ModelNotAvailableError(PQBHarnessError, FileNotFoundError):
     """A checkpoint could not be loaded: not a local folder, and not obtainable from the Hub here.
 
     A ``PQBHarnessError``, so ``pqb-harness run`` prints it as one line (what is missing, how to provide it).
+    Exit code 1, as for every network or resource failure (the README's rule): the command was fine.
     """
+
+    exit_code = 1

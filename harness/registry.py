@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -150,6 +151,10 @@ def parse_model_args(arg_string: str | None) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ModelArgsError(f"--model_args item {item!r} is not key=value (got {arg_string!r})")
+        if key.strip() in out:  # keeping the last value silently hides which one the user meant
+            raise ModelArgsError(
+                f"--model_args key {key.strip()!r} is given twice (got {arg_string!r}); give it once"
+            )
         out[key.strip()] = _convert(value.strip())
     return out
 
@@ -216,7 +221,10 @@ def check_model_args(name: str, cls: type, kwargs: Mapping[str, Any]) -> None:
 
 
 def _type_problem(default: Any, value: Any) -> str | None:
-    """A number-typed argument (by its default) given text, e.g. ``k1=abc``."""
+    """A number-typed argument (by its default) given text, e.g. ``k1=abc``; any float that is not
+    finite (``inf``, ``nan``: ``float()`` accepts both, and they turn every score into 0 or nan)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "must be a finite number"
     numeric = isinstance(default, int | float) and not isinstance(default, bool)
     if numeric and value is not None and not (isinstance(value, int | float) and not isinstance(value, bool)):
         return f"must be a number like the default {default!r}"

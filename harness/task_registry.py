@@ -28,8 +28,9 @@ from typing import Any, NoReturn
 import yaml
 
 from pqb.dataset import settings
-from pqb.dataset.io import stable_hash
-from pqb.harness.errors import TaskConfigError, UnknownTaskError
+from pqb.dataset.argtypes import MAX_BOOTSTRAP_ITERS
+from pqb.dataset.io import stable_hash, unsafe_name
+from pqb.harness.errors import TaskConfigError, UnknownTaskError, UsageError
 from pqb.harness.evaluation.metrics import DEFAULT_K_VALUES, DEFAULT_RR_CUTOFF
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES, PairType, higher_is_better
 
@@ -255,8 +256,11 @@ def _check_bootstrap(boot: Any, fail: Callable[[str, str], NoReturn]) -> None:
         fail("bootstrap", "must be a mapping with keys n_boot, seed and unit")
     if "unit" in boot and boot["unit"] not in UNITS:
         fail("bootstrap", f"unit must be one of {', '.join(UNITS)}")
-    if "n_boot" in boot and not (_is_int(boot["n_boot"]) and boot["n_boot"] >= 0):
-        fail("bootstrap", "n_boot must be an integer >= 0 (0 = no confidence intervals)")
+    if "n_boot" in boot and not (_is_int(boot["n_boot"]) and 0 <= boot["n_boot"] <= MAX_BOOTSTRAP_ITERS):
+        fail(
+            "bootstrap",
+            f"n_boot must be an integer in [0, {MAX_BOOTSTRAP_ITERS:,}] (0 = no confidence intervals)",
+        )
     if "seed" in boot and not (_is_int(boot["seed"]) and boot["seed"] >= 0):
         fail("bootstrap", "seed must be an integer >= 0")
 
@@ -279,6 +283,8 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
     for key in ("task", "dataset_name", "pair_type"):
         if not data.get(key):
             raise TaskConfigError(f"{source}: required key {key!r} is missing")
+    if problem := unsafe_name(data["task"]):  # the name becomes samples_<task>_<ts>.jsonl and more
+        raise TaskConfigError(f"{key_location(source, 'task')}: task {problem}; fix the task YAML")
     if data["pair_type"] not in PAIR_TYPES:
         raise TaskConfigError(
             f"{source}: pair_type must be one of {tuple(PAIR_TYPES)}, got {data['pair_type']!r}"
@@ -421,5 +427,11 @@ class TaskRegistry:
 
 
 def split_task_list(text: str) -> list[str]:
-    """``"syntactic, error"`` -> ``["syntactic", "error"]``."""
-    return [t.strip() for t in text.split(",") if t.strip()]
+    """``"syntactic, error"`` -> ``["syntactic", "error"]``; an empty list is a usage error (``--tasks ""``
+    once ran nothing and failed as data, exit 1, with "skipped: {}")."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise UsageError(
+            f"--tasks {text!r} names no task; give task, group or tag names (pqb-harness ls tasks)"
+        )
+    return names

@@ -51,6 +51,46 @@ def at_least(low: int) -> Callable[[str], int]:
     return check
 
 
+def between(low: int, high: int, why: str) -> Callable[[str], int]:
+    """An integer in [``low``, ``high``]; ``why`` says what the upper bound protects (memory, time).
+
+    A count that sizes an array (bootstrap replicates, candidates per product) without an upper bound
+    turns a typo into a ``MemoryError`` traceback or minutes of silent work, not a usage error.
+    """
+
+    def check(value: str) -> int:
+        n = _int(value)
+        if n < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {n}")
+        if n > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high:,} ({why}), got {n:,}")
+        return n
+
+    check.__name__ = f"integer in [{low}, {high}]"
+    return check
+
+
+MAX_BOOTSTRAP_ITERS = 1_000_000
+"""``--bootstrap_iters`` cap: every metric of a task keeps one float64 per replicate (8 MB per metric at
+the cap, under 1 GB for a task's ~100 metrics); CIs stop changing in their reported digits far below it."""
+bootstrap_iters = between(0, MAX_BOOTSTRAP_ITERS, "each replicate holds a float per metric in memory")
+"""``--bootstrap_iters``: 0 means no confidence intervals."""
+
+MAX_CANDIDATES = 10_000
+"""``pqb-build generate --n`` cap: every candidate of a product is held, filtered and embedded in memory
+(the paper draws 50); 10,000 per product is already ~10 MB of text per product before filtering."""
+candidates_per_product = between(1, MAX_CANDIDATES, "each product's candidates are held in memory")
+
+
+def safe_name(value: str) -> str:
+    """A name that becomes a folder or file name (``--domain``): :func:`pqb.dataset.io.unsafe_name`."""
+    from pqb.dataset.io import unsafe_name
+
+    if problem := unsafe_name(value):
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
 positive_int = at_least(1)
 """An integer >= 1 (``--limit``, ``--epochs``, ``--n``: zero of them is never meant)."""
 

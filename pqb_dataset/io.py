@@ -7,9 +7,11 @@ every file is written to a temporary sibling and renamed into place.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,3 +83,121 @@ def sha256_file(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
 def stable_hash(*parts: Any, length: int = 16) -> str:
     """Short content hash of any JSON-able parts, used as a cache key."""
     return sha256_bytes(canonical_json(list(parts)).encode("utf-8"))[:length]
+
+
+# -- checksummed cache files ---------------------------------------------------------------------------
+# A cache is trusted only while its bytes are the bytes that were written: an edited vocabulary once
+# gave every metric 0.00 with exit 0, and a truncated shard a BadZipFile traceback. Each cache file
+# gets a ``<name>.sha256`` sidecar; a reader that finds it missing or different drops the entry,
+# says so in one line, and rebuilds it.
+
+
+def checksum_path(path: str | os.PathLike[str]) -> Path:
+    """The sidecar holding ``path``'s sha256."""
+    p = Path(path)
+    return p.with_name(p.name + ".sha256")
+
+
+def write_checksum(path: str | os.PathLike[str], source: str | os.PathLike[str] | None = None) -> None:
+    """Record the sha256 of ``source`` (default ``path``) in ``path``'s sidecar, atomically.
+
+    Pass the temporary file as ``source`` before renaming it to ``path``: the sidecar then exists
+    before the file appears, so a concurrent reader never sees a file without its checksum."""
+    atomic_write_text(checksum_path(path), sha256_file(source if source is not None else path) + "\n")
+
+
+def checksum_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be trusted (``None`` when its sha256 matches its sidecar)."""
+    try:
+        recorded = checksum_path(path).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return "has no checksum"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"has an unreadable checksum ({exc})"
+    try:
+        actual = sha256_file(path)
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return None if actual == recorded else "does not match its checksum (edited or truncated)"
+
+
+def cache_rebuild_notice(what: str, path: str | os.PathLike[str], why: str) -> None:
+    """The one line a rebuilt cache entry prints on stderr (a cache miss is normal; a bad entry is not)."""
+    import sys
+
+    print(f"warning: {what} {path} {why}; rebuilding it", file=sys.stderr)
+
+
+# -- names that become file names ----------------------------------------------------------------------
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""What a task name, run tag or domain may look like before it becomes a file or folder name: no
+separator, no leading dot, no ``..``; a YAML ``task: ../../../../tmp/x`` once wrote outside
+``--output_path``."""
+
+
+def unsafe_name(name: object) -> str | None:
+    """Why ``name`` cannot be a file name component (``None`` when it can)."""
+    if not isinstance(name, str) or not SAFE_NAME.fullmatch(name) or ".." in name:
+        return (
+            f"{name!r} is not a safe file name: use letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit, without '..'"
+        )
+    return None
+
+
+# -- folders a command writes to, and writes that fail --------------------------------------------------
+
+
+def unwritable_dir(path: str | os.PathLike[str]) -> str | None:
+    """Why files cannot be written under ``path`` (``None`` when they can): it or a parent is a file,
+    it is read-only, or it cannot be created. Commands check their output, cache and work folders with
+    this before any work, so an unwritable folder is one line at once, not a traceback after the first
+    task. Nothing is created: a folder that does not exist yet is judged by its nearest existing parent.
+    """
+    p = Path(path).expanduser().absolute()
+    existing = next((q for q in (p, *p.parents) if q.exists()), None)
+    if existing is None or not existing.is_dir():
+        return f"{p} is not a folder ({existing} is a file)" if existing is not None else f"{p} has no root"
+    if existing != p:
+        return (
+            None
+            if os.access(existing, os.W_OK | os.X_OK)
+            else f"{p} cannot be created ({existing} is read-only)"
+        )
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".pqb-write-probe.", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"{p} is not writable ({exc.strerror or exc})"
+    return None
+
+
+def first_unwritable(folders: dict[str, str | os.PathLike[str] | None]) -> str | None:
+    """The problem with the first of ``{what: folder}`` that cannot be written to (``None``: all can);
+    ``what`` names the option or variable the user changes (``--output_path``, ``PQB_CACHE_DIR``)."""
+    for what, folder in folders.items():
+        if folder is not None and (problem := unwritable_dir(folder)):
+            return f"{what}: {problem}; choose a writable folder"
+    return None
+
+
+WRITE_ERRNOS = frozenset(
+    getattr(errno, n)
+    for n in ("EFBIG", "ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOTDIR")
+    if hasattr(errno, n)
+)
+"""``OSError`` numbers of a write the environment refused (file-size limit, full disk, quota, read-only)."""
+
+
+def write_failure(exc: BaseException) -> str | None:
+    """The one-line report of a refused write (``None`` for any other exception). Every file is written
+    to a temporary sibling and renamed (:func:`atomic_path`), so the previous file is still in place."""
+    if not isinstance(exc, OSError) or exc.errno not in WRITE_ERRNOS:
+        return None
+    where = f" {exc.filename}" if exc.filename else ""
+    return (
+        f"cannot write{where}: {exc.strerror or exc}; free space, raise the limit or choose another "
+        "folder (no earlier file was replaced)"
+    )

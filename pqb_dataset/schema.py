@@ -342,6 +342,7 @@ def check_rows(
     config: str = "rows",
     require_core_terms: bool = True,
     corpus_ids: AbstractSet[str] | None = None,
+    release: bool = False,
 ) -> ValidationReport:
     """Check PQB's invariants on benchmark rows; every violated rule of every row is reported.
 
@@ -351,8 +352,11 @@ def check_rows(
     ``error_query`` from ``query`` and are a prefix of ``error_chain``, are at most 3, use known
     mechanisms, edit one word each and never a protected token, and record the ``position`` bucket their
     words give (required on rows with an ``error_chain``; see :func:`_check_error_side`); targets
-    are in the corpus. A typo may fall on a core term: the need stays fixed because the word stays
-    readable, which ``pqb-build check`` verifies (no corrector: issue 29).
+    are in the corpus. An error row of a built config must carry non-empty ``error_edits`` and
+    ``error_chain``; only a ``release`` config (the authors' queries, edits diffed, no chain) may lack
+    them, and such rows are counted under ``release_error_rows_unannotated``. A typo may fall on a core
+    term: the need stays fixed because the word stays readable, which ``pqb-build check`` verifies (no
+    corrector: issue 29).
     """
     report = ValidationReport()
     rows = list(rows)
@@ -375,7 +379,7 @@ def check_rows(
             report.checked["qrels"] += 1
             if r["asin"] not in corpus_ids:
                 report.add(config, i, "target_not_in_corpus", f"asin {r['asin']!r} is not a corpus id")
-        _check_error_side(report, config, i, r, core)
+        _check_error_side(report, config, i, r, core, release)
     by_pair: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         by_pair.setdefault(r["pair_id"], []).append(i)
@@ -468,11 +472,20 @@ def _check_edit_list(
 
 
 def _check_error_side(
-    report: ValidationReport, config: str, i: int, r: Mapping[str, Any], core: list[str]
+    report: ValidationReport,
+    config: str,
+    i: int,
+    r: Mapping[str, Any],
+    core: list[str],
+    release: bool = False,
 ) -> None:
     """Error rows: the edits reproduce ``error_query``, are a prefix of ``error_chain`` (when present),
     touch one whole word each (one edit per word), never a protected token (digits, <= 2 letters).
-    Recoverability needs the domain's vocabulary and is checked by ``pqb-build check``."""
+    Recoverability needs the domain's vocabulary and is checked by ``pqb-build check``.
+
+    A built row must carry its edits and chain: without them nothing ties ``error_query`` to
+    ``query`` (unrelated text once passed validation and scored Deg@10 98.92). Only the authors'
+    release, which has no edit annotations, may lack them; those rows are counted, not skipped silently."""
     err = r.get("error_query")
     edits = list(r.get("error_edits") or [])
     chain = list(r.get("error_chain") or [])
@@ -484,8 +497,14 @@ def _check_error_side(
     query = r["query"]
     if err == query:
         report.add(config, i, "error_query_unchanged", "error_query equals query")
+    if not release and not edits:
+        report.add(config, i, "missing_edits", "error row without error_edits: its typos are not annotated")
+    if not release and not chain:
+        report.add(config, i, "missing_chain", "error row without error_chain: its typos are not annotated")
     if not edits:
-        return  # edits unknown (e.g. imported release rows are diffed later); nothing more to check
+        if release:
+            report.checked["release_error_rows_unannotated"] += 1
+        return  # nothing to reproduce error_query from
     rebuilt = _check_edit_list(report, config, i, query, edits, "error_edits", bool(chain))
     if rebuilt is not None and rebuilt != err:
         report.add(config, i, "edits_do_not_reproduce", f"edits give {rebuilt!r}, error_query is {err!r}")

@@ -33,12 +33,13 @@ def _row(**kw):
 def test_check_rows_reports_every_violation_of_a_row() -> None:
     good = _row()
     assert apply_edits(good["query"], good["error_edits"]) == good["error_query"]
-    assert check_rows([good]).ok
+    assert check_rows([good], release=True).ok  # no chain: only a release row may lack it
+    assert set(check_rows([good]).by_rule()) == {"missing_chain"}
     bad = _row(
         error_query="I want a Sxny pad in black",
         error_edits=[{"start": 9, "end": 13, "original": "Sony", "edited": "Sxny", "mechanism": "nonsense"}],
     )
-    rules = check_rows([bad]).by_rule()
+    rules = check_rows([bad], release=True).by_rule()
     assert set(rules) == {"unknown_mechanism"}  # a core term may carry a (readable) typo since issue 12
     bad = _row(
         query="I want a PS5 pad in black",
@@ -58,7 +59,7 @@ def test_check_rows_reports_every_violation_of_a_row() -> None:
             {"start": 9, "end": 17, "original": "Sony pad", "edited": "Sonypad", "mechanism": "deletion"}
         ],
     )
-    assert "edit_not_one_word" in check_rows([spans]).by_rule()
+    assert "edit_not_one_word" in check_rows([spans], release=True).by_rule()
 
 
 @pytest.mark.parametrize(
@@ -90,9 +91,9 @@ def test_check_rows_verifies_edit_positions() -> None:
     good["error_chain"] = good["error_edits"]
     assert check_rows([good]).ok and check_rows([good]).checked["edit_positions"] == 2
     wrong = _row(error_query="I want a Sony pad in bkack", error_edits=[edit | {"position": "last"}])
-    assert set(check_rows([wrong]).by_rule()) == {"wrong_position"}
+    assert set(check_rows([wrong], release=True).by_rule()) == {"wrong_position"}
     # rows built by PQB's injector (they carry a chain) must record the position of every edit
     missing = _row(error_query="I want a Sony pad in bkack", error_edits=[edit], error_chain=[edit])
     assert check_rows([missing]).by_rule() == {"missing_position": 2}
     # edits recovered by diffing (the authors' release: no chain) may leave it out
-    assert check_rows([_row(error_query="I want a Sony pad in bkack", error_edits=[edit])]).ok
+    assert check_rows([_row(error_query="I want a Sony pad in bkack", error_edits=[edit])], release=True).ok

@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["all", *argv]
     args = parser.parse_args(argv)
     with progress_bars(not getattr(args, "no_progress", False)):
-        return quiet_broken_pipe(lambda: guarded(lambda: _check_extras(args) or args._run(args)))
+        return quiet_broken_pipe(lambda: guarded(lambda: _check_extras(args) or preflight(args) or args._run(args)))
 
 
 def _check_extras(args: argparse.Namespace) -> None:
@@ -69,6 +69,19 @@ def _check_extras(args: argparse.Namespace) -> None:
             f"pqb-build {args.command} needs {', '.join(f'pqb[{e}]' for e in missing)}, not installed here; "
             f"install it with: {pip_install_line(missing)}"
         )
+
+
+def preflight(args: argparse.Namespace) -> None:
+    """Refuse an unwritable ``--workdir`` or ``PQB_CACHE_DIR`` (parse and correction caches) before any
+    stage reads a byte, as one ``error:`` line, not a traceback from the first write."""
+    from pqb.builders.errors import UsageError
+    from pqb.dataset import settings
+    from pqb.dataset.io import first_unwritable
+
+    if getattr(args, "workdir", None) is None:
+        return  # commands without a work dir (check, compare-release, ...) write their own outputs
+    if problem := first_unwritable({"--workdir": args.workdir, "PQB_CACHE_DIR": settings.PQB_CACHE_DIR}):
+        raise UsageError(problem)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pqb.dataset.argtypes import non_negative_int, positive_int
+from pqb.dataset.argtypes import non_negative_int, positive_int, safe_name
 
 if TYPE_CHECKING:
     from pqb.builders.executor import Executor
@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 def add_stage_arguments(parser: argparse.ArgumentParser) -> None:
     """``--domain``, ``--workdir``, ``--seed``, ``--force``: where a stage runs and whether it reruns."""
-    parser.add_argument("--domain", default="video_games", help="config name, e.g. video_games (default)")
+    parser.add_argument("--domain", default="video_games", type=safe_name,
+                        help="config name, e.g. video_games (default)")  # fmt: skip
     parser.add_argument("--workdir", default="work", help="build work directory root (default: ./work)")
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed for every random choice (default 0)"
@@ -108,3 +109,10 @@ def guarded(fn: Callable[[], int | None]) -> int:
     except BuildError as exc:
         print("error: " + " ".join(str(exc).split()), file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # EFBIG, ENOSPC, ...: one line, exit 1; any other OSError is a bug
+        from pqb.dataset.io import write_failure
+
+        if (message := write_failure(exc)) is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1

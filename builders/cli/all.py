@@ -18,7 +18,7 @@ from pqb.builders.cli._common import (
 )
 from pqb.builders.cli.generate import add_filter_arguments, filter_config, generator_kwargs
 from pqb.builders.cli.pair import add_pair_arguments, pair_config
-from pqb.dataset.argtypes import non_negative_int, open_unit_interval, positive_int
+from pqb.dataset.argtypes import non_negative_int, open_unit_interval, positive_int, safe_name
 
 HELP = "Build every stage of one or all domains (resumable) and publish pqb_dataset/."
 EPILOG = """examples:
@@ -32,7 +32,8 @@ EPILOG = """examples:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from pqb.builders.config import EMBEDDED_DEFAULT as D
 
-    parser.add_argument("--domain", action="append", default=None, help="domain(s) (default: every category)")
+    parser.add_argument("--domain", action="append", default=None, type=safe_name,
+                        help="domain(s) (default: every category)")  # fmt: skip
     parser.add_argument(
         "--source", default=None, help="'hub', 'hub@<rev>' or a directory (default $PQB_AMAZON_DIR)"
     )

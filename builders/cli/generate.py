@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pqb.builders.cli._common import add_stage_arguments, report, workdir_of
-from pqb.dataset.argtypes import positive_int, unit_interval
+from pqb.dataset.argtypes import candidates_per_product, positive_int, unit_interval
 
 HELP = "Generate candidate queries per target product (realizer, llm or openai) and filter them."
 EPILOG = """examples:
@@ -23,7 +23,9 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
         "--generator-model", default=None, help="Hub id or local path (llm), model name (openai)"
     )
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (openai back-end)")
-    parser.add_argument("--n", type=positive_int, default=50, help="candidates per product (default 50)")
+    parser.add_argument(
+        "--n", type=candidates_per_product, default=50, help="candidates per product (default 50)"
+    )
     parser.add_argument("--min-words", type=positive_int, default=5)
     parser.add_argument("--max-words", type=positive_int, default=40)
     parser.add_argument(

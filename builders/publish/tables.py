@@ -30,7 +30,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pqb.builders.errors import SchemaViolationError
+from pqb.builders.errors import HubPushError, MissingInputError, SchemaViolationError
 from pqb.builders.publish.layout import (
     DATA_DIR,
     SHARD_GLOB,
@@ -250,7 +250,7 @@ def push_to_hub(
     they are not data), nor the locally built ``*-release*`` configs (they copy third-party data).
     """
     if settings.HF_HUB_OFFLINE:
-        raise RuntimeError(
+        raise HubPushError(
             "HF_HUB_OFFLINE is set: the Hub push needs a network connection. Unset it to push."
         )
     from huggingface_hub import HfApi
@@ -258,8 +258,21 @@ def push_to_hub(
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     repo_id = repo_id or settings.PQB_HUB_DATASET
     if not (dataset_dir / "README.md").exists():
-        raise FileNotFoundError(f"{dataset_dir}/README.md not found: run `pqb-build all` or `publish` first.")
-    api = HfApi(token=token)
+        raise MissingInputError(f"{dataset_dir}/README.md not found: run `pqb-build all` or `publish` first.")
+    try:
+        return _upload(HfApi(token=token), dataset_dir, repo_id, private, revision, commit_message)
+    except OSError as exc:  # requests' and huggingface_hub's errors are OSErrors: offline, refused, 401
+        first = (str(exc).splitlines() or [""])[0][:200]
+        raise HubPushError(
+            f"the Hub push to {repo_id} failed ({type(exc).__name__}: {first}); "
+            "check the network and the token (--token or `huggingface-cli login`); the local dataset is unchanged"
+        ) from exc
+
+
+def _upload(
+    api: Any, dataset_dir: Path, repo_id: str, private: bool, revision: str | None, commit_message: str
+) -> str:
+    """Create the repo if needed, upload the shards, then the card (see :func:`push_to_hub`)."""
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     api.upload_folder(
         folder_path=str(dataset_dir),
@@ -423,7 +436,13 @@ def check_dataset(dataset_dir: Path | None = None, configs: Sequence[str] | None
                 report.add(c, None, "missing_config", f"{domain}-corpus is missing")
             rows = table.to_pylist()
             report.extend(
-                check_rows(rows, config=c, require_core_terms=kind == "rows", corpus_ids=corpus_ids)
+                check_rows(
+                    rows,
+                    config=c,
+                    require_core_terms=kind == "rows",
+                    corpus_ids=corpus_ids,
+                    release=kind == "release",
+                )
             )
             if kind == "rows":
                 check_views(

@@ -32,10 +32,11 @@ from pqb.builders.errors import (
     GecModelNotFoundError,
     UnknownBackendError,
 )
+from pqb.builders.parses import open_cache_db, value_checksum
 from pqb.builders.text import match_case
 from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, classify
 from pqb.dataset import settings
-from pqb.dataset.io import stable_hash
+from pqb.dataset.io import cache_rebuild_notice, stable_hash
 
 
 @runtime_checkable
@@ -65,12 +66,12 @@ class CachedCorrector:
         return self._cache_path or Path(settings.PQB_CACHE_DIR) / "gec_cache.sqlite"
 
     def _connect(self) -> sqlite3.Connection:
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.cache_path, timeout=60)
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS gec (backend TEXT, key TEXT, out TEXT, PRIMARY KEY (backend, key))"
+        return open_cache_db(
+            self.cache_path,
+            "CREATE TABLE IF NOT EXISTS gec_v2 (backend TEXT, key TEXT, out TEXT, sha TEXT NOT NULL, "
+            "PRIMARY KEY (backend, key))",
+            "correction cache",
         )
-        return con
 
     def correct(self, sentences: list[str]) -> list[str]:
         keys = [hashlib.sha256(s.encode("utf-8")).hexdigest() for s in sentences]
@@ -79,17 +80,22 @@ class CachedCorrector:
             uniq = sorted(set(keys))
             for i in range(0, len(uniq), 500):
                 chunk = uniq[i : i + 500]
-                q = f"SELECT key, out FROM gec WHERE backend=? AND key IN ({','.join('?' * len(chunk))})"
-                found.update(con.execute(q, [self.backend_id, *chunk]).fetchall())
+                q = f"SELECT key, out, sha FROM gec_v2 WHERE backend=? AND key IN ({','.join('?' * len(chunk))})"
+                rows = con.execute(q, [self.backend_id, *chunk]).fetchall()
+                found.update((k, o) for k, o, sha in rows if value_checksum(o) == sha)
+                if bad := sum(value_checksum(o) != sha for _, o, sha in rows):
+                    cache_rebuild_notice(
+                        "correction cache", self.cache_path, f"has {bad} row(s) that fail their checksum"
+                    )
             todo: dict[str, str] = {}
             for k, s in zip(keys, sentences, strict=True):
                 if k not in found:
                     todo.setdefault(k, s)
             if todo:
                 outs = self.inner.correct(list(todo.values()))
-                rows = [(self.backend_id, k, o) for k, o in zip(todo, outs, strict=True)]
-                con.executemany("INSERT OR REPLACE INTO gec VALUES (?, ?, ?)", rows)
-                found.update({k: o for _, k, o in rows})
+                rows = [(self.backend_id, k, o, value_checksum(o)) for k, o in zip(todo, outs, strict=True)]
+                con.executemany("INSERT OR REPLACE INTO gec_v2 VALUES (?, ?, ?, ?)", rows)
+                found.update({k: o for _, k, o, _ in rows})
         return [found[k] for k in keys]
 
 

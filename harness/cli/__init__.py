@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from pqb.dataset.cli import quiet_broken_pipe, subcommand_parser
+from pqb.dataset.io import write_failure
 from pqb.dataset.progress import progress_bars
 from pqb.harness.errors import PQBHarnessError
 
@@ -49,6 +50,20 @@ def report_error(exc: PQBHarnessError) -> int:
     return exc.exit_code
 
 
+def preflight(args: argparse.Namespace) -> None:
+    """Refuse an unwritable ``--output_path`` or ``PQB_CACHE_DIR`` before any model loads or task runs
+    (the first write used to be the first checkpoint, after a whole task had been evaluated)."""
+    from pqb.dataset import settings
+    from pqb.dataset.io import first_unwritable
+    from pqb.harness.errors import UsageError
+
+    folders = {"--output_path": getattr(args, "output_path", None)}
+    if args.command in ("run", "score"):
+        folders["PQB_CACHE_DIR"] = settings.PQB_CACHE_DIR
+    if problem := first_unwritable(folders):
+        raise UsageError(problem)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].startswith("-") and argv[0] not in {"-h", "--help"}:
@@ -64,9 +79,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _guarded(args: argparse.Namespace) -> int:
     try:
+        preflight(args)
         return int(args._run(args) or 0)
     except PQBHarnessError as exc:
         return report_error(exc)
+    except OSError as exc:  # EFBIG, ENOSPC, ...: one line, exit 1; any other OSError is a bug
+        if (message := write_failure(exc)) is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

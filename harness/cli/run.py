@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pqb.dataset.argtypes import batch_size, non_negative_int, row_limit
+from pqb.dataset.argtypes import batch_size, bootstrap_iters, non_negative_int, row_limit
 from pqb.harness.cli.argtypes import add_bootstrap_unit
 from pqb.harness.errors import DataError, UsageError
 
@@ -51,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--overwrite", choices=("always", "never", "only-missing"), default="always",
                    help="always: recompute; never: refuse if results exist; only-missing: reuse finished tasks")  # fmt: skip
-    p.add_argument("--bootstrap_iters", type=non_negative_int, default=None,
+    p.add_argument("--bootstrap_iters", type=bootstrap_iters, default=None,
                    help="bootstrap replicates (default: task's, 1000); 0 = no confidence intervals")  # fmt: skip
     add_bootstrap_unit(p)
     p.add_argument("--strict", action="store_true", help="fail if any requested task is skipped")
@@ -119,13 +120,18 @@ def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[
     return runs
 
 
-def _plan(args: argparse.Namespace, keys: dict[str, dict], runs: list[Any]) -> dict[str, Any]:
+def _plan(args: argparse.Namespace, keys: dict[str, dict], runs: list[Any], details: Path) -> dict[str, Any]:
     """Tasks to reuse; prints one ``resume:`` line per task on stderr saying what happens and why."""
     from pqb.harness.evaluation.resume import plan_resume
 
     if args.overwrite != "only-missing":
         return {}
     reuse, why = plan_resume(keys, runs)
+    if args.log_samples:  # a reused task must leave the samples, run and qrels an uninterrupted run would
+        from pqb.harness.evaluation.results import earlier_task_details
+
+        for task in [t for t, r in reuse.items() if earlier_task_details(details, t, r.path) is None]:
+            why[task] = f"--log_samples and {reuse.pop(task).path.name} kept no samples for it"
     for task in sorted(keys):
         line = f"reused from {reuse[task].path}" if task in reuse else f"recomputing: {why[task]}"
         print(f"resume: {task}: {line}", file=sys.stderr)
@@ -178,12 +184,15 @@ def _run(args: argparse.Namespace) -> int:
     from pqb.harness.evaluation.results import (
         build_results,
         checkpoint_path,
+        details_folder,
         lm_eval_model_fields,
         names_a_file,
+        resumed_path,
         summary_table,
         timestamp,
         write_checkpoint,
         write_results,
+        write_task_details,
     )
     from pqb.harness.evaluation.resume import resume_inputs
     from pqb.harness.registry import create_retriever, parse_model_args, system_name
@@ -207,7 +216,10 @@ def _run(args: argparse.Namespace) -> int:
     keys = {n: resume_inputs(d, model=system, model_settings=retriever.cache_settings(), limit=args.limit,
                              n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit)
             for n, d in loaded.items()}  # fmt: skip
-    reuse = {t: r.as_source() for t, r in _plan(args, keys, runs).items()}
+    planned = _plan(args, keys, runs, details_folder(Path(args.output_path), system))
+    consumed = {r.path for r in planned.values() if r.path.name.startswith("checkpoint_")}
+    reuse = {t: {**r.as_source(), "_path": str(resumed_path(r.path) if r.path in consumed else r.path)}
+             for t, r in planned.items()}  # fmt: skip
     todo = {n: d for n, d in loaded.items() if n not in reuse}
     config = {
         "model": system, "model_kwargs": model_args,
@@ -228,6 +240,8 @@ def _run(args: argparse.Namespace) -> int:
 
     def on_task(name: str, outcome: Any) -> None:  # a killed run keeps every finished task
         done.outcomes[name] = outcome
+        if args.log_samples:  # before the checkpoint names the task, so a resume finds its samples
+            write_task_details(ckpt.parent, name, outcome, stamp)
         write_checkpoint(ckpt, results_of(done), {n: o.replicates for n, o in done.outcomes.items()})
 
     output = EvaluationOutput(stats={"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0})
@@ -239,12 +253,11 @@ def _run(args: argparse.Namespace) -> int:
     output.skipped = skipped
     results = results_of(output)
     path, extra = write_results(results, Path(args.output_path), system, output.outcomes, args.log_samples,
-                                stamp=stamp)  # fmt: skip
-    for used in {
-        ckpt,
-        *(Path(r["_path"]) for r in reuse.values() if Path(r["_path"]).name.startswith("checkpoint_")),
-    }:
-        used.unlink(missing_ok=True)  # a consumed checkpoint's tasks now live in the results file
+                                stamp=stamp, reused_details={t: r.path for t, r in planned.items()})  # fmt: skip
+    ckpt.unlink(missing_ok=True)  # this run's tasks now live in the results file
+    for used in consumed:  # kept out of the resume glob; the reused tasks' ``reused_from`` names it
+        if used.exists():
+            os.replace(used, resumed_path(used))
     print(summary_table(results))
     print(f"\nresults: {path}" + (f" (+{len(extra)} samples/run files)" if extra else ""))
     if args.hub_results_repo:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pqb.dataset.argtypes import non_negative_int, row_limit
+from pqb.dataset.argtypes import bootstrap_iters, non_negative_int, row_limit
 from pqb.harness.cli.argtypes import add_bootstrap_unit
 
 HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--limit", type=row_limit, default=None,
         help="the first N (>= 1) rows of each task, or a share in (0, 1): that fraction of them, a seeded sample"
     )
-    p.add_argument("--bootstrap_iters", type=non_negative_int, default=None, help="bootstrap replicates")
+    p.add_argument("--bootstrap_iters", type=bootstrap_iters, default=None, help="bootstrap replicates")
     p.add_argument("--seed", type=non_negative_int, default=None, help="bootstrap seed (default: task's)")
     add_bootstrap_unit(p)
     p.add_argument(

@@ -31,7 +31,8 @@ def _check_dataset(
     revision: str | None,
     max_lines: int,
     split_from: str = "",
-) -> bool:
+) -> tuple[bool, list[dict] | None]:
+    """(no violation, the rows when they pass) of one rows config and its corpus, report printed."""
     from pqb.harness.evaluation.data import load_config
     from pqb.harness.evaluation.dataset_checks import check_task_dataset
 
@@ -42,6 +43,19 @@ def _check_dataset(
         corpus_ds, missing = None, str(exc)
     report = check_task_dataset(rows_ds, rows_name, corpus_ds, corpus_name, corpus_missing=missing)
     print(f"== {path} :: {rows_name} (+ {corpus_name})\n{report.summary(max_lines)}")
+    return report.ok, (rows_ds.to_list() if report.ok else None)
+
+
+def _check_pairs(task: object, rows: list[dict] | None, max_lines: int) -> bool:
+    """The pairs ``run`` would evaluate for this task exist (a 0-pair task fails both commands)."""
+    from pqb.harness.evaluation.dataset_checks import check_task_pairs
+    from pqb.harness.evaluation.evaluator import task_pairs
+
+    if rows is None:
+        return True  # the config's own violations are reported already
+    report = check_task_pairs(task.task, task.dataset_name, len(task_pairs(task, rows)[1].pair_a))  # type: ignore[attr-defined]
+    if not report.ok:
+        print(f"-- {task.task}:\n{report.summary(max_lines)}")  # type: ignore[attr-defined]
     return report.ok
 
 
@@ -51,25 +65,26 @@ def run(args: argparse.Namespace) -> int:
     reg = TaskRegistry(args.include_path)
     names, _ = reg.resolve(split_task_list(args.tasks))
     print(f"task configs OK: {len(reg.tasks)} tasks, {len(reg.groups)} groups")
-    seen: set[tuple] = set()
+    seen: dict[tuple, list[dict] | None] = {}
     ok = True
     for name in names:
         c = reg.tasks[name]
         path = args.dataset_path or c.resolved_dataset_path()
         key = (path, c.dataset_name, c.corpus)
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            ok &= _check_dataset(
-                path,
-                c.dataset_name,
-                c.corpus,
-                c.test_split,
-                c.dataset_revision,
-                args.max_lines,
-                c.location("test_split"),
-            )
-        except DatasetNotFoundError as exc:
-            print(f"-- {name}: dataset not present, not checked ({exc})")
+        if key not in seen:
+            try:
+                good, seen[key] = _check_dataset(
+                    path,
+                    c.dataset_name,
+                    c.corpus,
+                    c.test_split,
+                    c.dataset_revision,
+                    args.max_lines,
+                    c.location("test_split"),
+                )
+                ok &= good
+            except DatasetNotFoundError as exc:
+                seen[key] = None
+                print(f"-- {name}: dataset not present, not checked ({exc})")
+        ok &= _check_pairs(c, seen[key], args.max_lines)
     return 0 if ok else 1

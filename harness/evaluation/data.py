@@ -32,19 +32,41 @@ def _local_cache_dir(path: str) -> str:
 
     ``datasets`` keys its cache on the folder *name* and card, not the parquet bytes, so after a
     rebuild (or a test's folder of the same name) it would serve stale rows. Hashing the files
-    (README + data/) gives each distinct build its own cache.
+    (README, everything under data/, and every file any config's ``data_files`` names, wherever it
+    lies: shards beside the card are as common as shards under data/) gives each build its own cache.
     """
     from pqb.dataset import settings
     from pqb.dataset.io import sha256_file
 
     root = Path(path).expanduser()
+    files = {p for p in root.rglob("*") if p.is_file() and (p.name == "README.md" or "data" in p.parts)}
+    for patterns in _card_configs(root).values():
+        for pattern in patterns:
+            files.update(p for p in _glob(root, pattern) if p.is_file())
     h = hashlib.sha256()
-    for f in sorted(
-        p for p in root.rglob("*") if p.is_file() and (p.name == "README.md" or "data" in p.parts)
-    ):
-        h.update(str(f.relative_to(root)).encode())
+    for f in sorted(files):
+        h.update(os.path.relpath(f, root).encode())
         h.update(sha256_file(f).encode())
     return str(settings.PQB_CACHE_DIR / "datasets" / h.hexdigest()[:16])
+
+
+def _glob(root: Path, pattern: str) -> list[Path]:
+    """The files a ``data_files`` entry names: a path or a glob pattern, relative to the card."""
+    if any(c in pattern for c in "*?["):
+        return sorted(root.glob(pattern))
+    return [root / pattern]
+
+
+def require_card(path: str) -> None:
+    """A local dataset folder must have its card: without ``README.md`` ``datasets`` invents a
+    ``default`` config from whatever parquet it finds, so every PQB config reads as absent and
+    ``validate`` once said OK (exit 0) on a folder ``run`` refused."""
+    root = Path(path).expanduser()
+    if root.is_dir() and not (root / "README.md").is_file():
+        raise DataError(
+            f"{path}: no dataset card (README.md) in this folder; point --dataset_path at a PQB dataset "
+            "folder (pqb-build all writes one) or restore its README.md"
+        )
 
 
 def config_names(path: str, revision: str | None = None, *, strict: bool = False) -> list[str]:
@@ -88,20 +110,33 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:200] if text else ""
 
 
-def _card_data_files(root: Path, name: str) -> list[Path]:
-    """Parquet files the dataset card of a local folder lists for config ``name`` (``[]`` if none)."""
+def _card_configs(root: Path) -> dict[str, list[str]]:
+    """Config name → the ``data_files`` paths or patterns the card of a local folder lists."""
     import yaml
 
     text = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
     if not text.startswith("---"):
-        return []
-    card = yaml.safe_load(text.split("---", 2)[1]) or {}
-    for cfg in card.get("configs") or []:
-        if cfg.get("config_name") == name:
-            files = cfg.get("data_files") or []
-            paths = [f["path"] if isinstance(f, dict) else f for f in files]
-            return [root / q for p in paths for q in ([p] if isinstance(p, str) else p)]
-    return []
+        return {}
+    try:
+        card = yaml.safe_load(text.split("---", 2)[1]) or {}
+    except yaml.YAMLError:
+        return {}  # the loader reports a broken card; the cache key just covers fewer files
+    out: dict[str, list[str]] = {}
+    for cfg in (card.get("configs") if isinstance(card, dict) else None) or []:
+        if not isinstance(cfg, dict):
+            continue
+        files = cfg.get("data_files") or []
+        files = [files] if isinstance(files, str | dict) else files
+        paths = [f.get("path") if isinstance(f, dict) else f for f in files]
+        out[str(cfg.get("config_name"))] = [
+            q for p in paths for q in ([p] if isinstance(p, str) else p or []) if isinstance(q, str)
+        ]
+    return out
+
+
+def _card_data_files(root: Path, name: str) -> list[Path]:
+    """Parquet files the dataset card of a local folder lists for config ``name`` (``[]`` if none)."""
+    return [root / p for p in _card_configs(root).get(name, [])]
 
 
 def local_configs(path: str) -> set[str] | None:
@@ -158,6 +193,7 @@ def load_config(
     """
     import datasets
 
+    require_card(path)
     if name not in config_names(
         path, revision, strict=True
     ):  # an unreachable dataset says why, not "no config"

@@ -9,6 +9,7 @@ has one-record ASINs, so it is exempt, as it is from the core-term rules.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +35,14 @@ def check_corpus(corpus_ds: Any | None, corpus_name: str, *, missing: str = "") 
     if corpus_ds is not None:
         report.extend(validate_table(corpus_ds.data.table, "corpus", corpus_name))
         _check_not_empty(report, corpus_ds, corpus_name)
+        _check_some_text(report, corpus_ds, corpus_name)
         if "id" in corpus_ds.column_names:
-            ids = frozenset(column(corpus_ds, "id"))
+            id_list = column(corpus_ds, "id")
+            ids = frozenset(id_list)
+            if len(ids) != len(id_list):  # run's corpus builder refuses them; validate says so too
+                dup = sorted(i for i, n in Counter(id_list).items() if n > 1)
+                report.add(corpus_name, None, "duplicate_id",
+                           f"{len(id_list) - len(ids)} duplicate document id(s), e.g. {dup[:5]}")  # fmt: skip
     elif missing:
         report.add(corpus_name, None, "missing_corpus", missing)
     return CorpusCheck(report, ids)
@@ -54,7 +61,11 @@ def check_rows_config(rows_ds: Any, rows_name: str, corpus: CorpusCheck) -> Vali
     if any(v.rule == "missing_column" and v.config == rows_name for v in report.violations):
         return report
     rows = rows_ds.to_list()
-    report.extend(check_rows(rows, config=rows_name, require_core_terms=not release, corpus_ids=corpus.ids))
+    report.extend(
+        check_rows(
+            rows, config=rows_name, require_core_terms=not release, corpus_ids=corpus.ids, release=release
+        )
+    )
     if not release:
         _check_complete_pairs(report, rows, rows_name)
     return report
@@ -65,6 +76,23 @@ def check_task_dataset(
 ) -> ValidationReport:
     """Every violation of a task's rows config and its corpus (``corpus_ds=None``: not loaded)."""
     return check_rows_config(rows_ds, rows_name, check_corpus(corpus_ds, corpus_name, missing=corpus_missing))
+
+
+def check_task_pairs(task: str, rows_name: str, n_pairs: int) -> ValidationReport:
+    """A task whose rows give no pair of its type (e.g. an error task on rows without typos) has no
+    metric to report: a violation in validate and run alike, not an empty result with exit 0."""
+    report = ValidationReport()
+    if n_pairs == 0:
+        report.add(rows_name, None, "no_pairs", f"task {task!r} has 0 pairs in this config")
+    return report
+
+
+def _check_some_text(report: ValidationReport, ds: Any, name: str) -> None:
+    """A corpus whose documents are all empty ranks nothing: every target ties with every document.
+    It is a violation (it once reached BM25's index builder as an ``IndexError``)."""
+    fields = [f for f in ("title", "text") if f in ds.column_names]
+    if len(ds) and fields and not any((v or "").strip() for f in fields for v in column(ds, f)):
+        report.add(name, None, "empty_documents", f"all {len(ds)} documents have an empty title and text")
 
 
 def _check_not_empty(report: ValidationReport, ds: Any, name: str) -> None:

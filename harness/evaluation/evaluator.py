@@ -33,11 +33,12 @@ from pqb.dataset.schema import ValidationReport
 from pqb.harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
-from pqb.harness.evaluation.data import config_names, corpus_from_dataset, load_config
+from pqb.harness.evaluation.data import config_names, corpus_from_dataset, load_config, require_card
 from pqb.harness.evaluation.dataset_checks import (
     CorpusCheck,
     check_corpus,
     check_rows_config,
+    check_task_pairs,
     violation_lines,
 )
 from pqb.harness.evaluation.design import derive, effective_unit, task_design
@@ -106,6 +107,7 @@ def load_tasks(
     for path, rev in sorted(
         {(dataset_path or c.resolved_dataset_path(), c.dataset_revision) for c in tasks}, key=str
     ):
+        require_card(path)
         config_names(path, rev, strict=True)
     loader = _CheckedLoader()
     loaded: dict[str, TaskData] = {}
@@ -119,7 +121,8 @@ def load_tasks(
             skipped[cfg.task] = str(exc)
             continue
         if got is not None:
-            loaded[cfg.task] = _task_data(cfg, path, *got, limit=limit)
+            loaded[cfg.task] = data = _task_data(cfg, path, *got, limit=limit)
+            loader.report.extend(check_task_pairs(cfg.task, cfg.dataset_name, len(data.pairs.pair_a)))
     report = loader.report
     del loader  # the Arrow tables; then Arrow's allocator hands back the pages reading them used
     pa.default_memory_pool().release_unused()  # (about 200 MB at 200K documents) before any index
@@ -178,12 +181,18 @@ class _CheckedLoader:
         return rows_ds.to_list(), corpus
 
 
+def task_pairs(cfg: TaskConfig, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], PairSet]:
+    """(rows as the task sees them, i.e. at its error dose, and its pairs): one function, so validate
+    counts the pairs run would evaluate."""
+    if cfg.pairtype.edits and cfg.error_dose is not None:
+        rows = dosed_rows(rows, cfg.error_dose)
+    return rows, cfg.pairtype.build_pairs(rows)
+
+
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
                limit: int | float | None) -> TaskData:  # fmt: skip
     rows = limited_rows(rows, limit, seed=int(cfg.bootstrap.get("seed", 0)))
-    if cfg.pairtype.edits and cfg.error_dose is not None:
-        rows = dosed_rows(rows, cfg.error_dose)
-    pairs = cfg.pairtype.build_pairs(rows)
+    rows, pairs = task_pairs(cfg, rows)
     if pairs.n_malformed:
         log.warning(
             "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed

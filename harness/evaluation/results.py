@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from pqb.dataset import settings
-from pqb.dataset.io import atomic_write_json, atomic_write_text
+from pqb.dataset.io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from pqb.harness.errors import ResultsSchemaError
 from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
@@ -69,8 +69,13 @@ REWRITE_METRICS = ("rewrite_corrected", "rewrite_clean_kept")
 
 
 def sanitize_model_name(name: str) -> str:
-    """``BAAI/bge-m3`` -> ``BAAI__bge-m3`` (lm-eval's folder naming)."""
-    return re.sub(r"[^A-Za-z0-9._=-]+", "__", name).strip("_") or "model"
+    """``BAAI/bge-m3`` -> ``BAAI__bge-m3`` (lm-eval's folder naming).
+
+    Dots that could climb out of ``--output_path`` (a run tag ``..``) and leading dots are replaced
+    too, so every system name, whatever its source, is one folder below the output path."""
+    out = re.sub(r"[^A-Za-z0-9._=-]+", "__", name).strip("_")
+    out = re.sub(r"\.{2,}", "__", out).lstrip(".")
+    return out or "model"
 
 
 def names_a_file(output_path: Path) -> bool:
@@ -453,9 +458,12 @@ def _copy_task(res: dict, previous: Mapping[str, Any], name: str) -> None:
 
 
 def write_results(results: dict[str, Any], output_path: Path, model: str, outcomes: Mapping[str, TaskOutcome] = {},
-                  log_samples: bool = False, stamp: str | None = None) -> tuple[Path, list[Path]]:  # fmt: skip
+                  log_samples: bool = False, stamp: str | None = None,
+                  reused_details: Mapping[str, Path] = {}) -> tuple[Path, list[Path]]:  # fmt: skip
     """Write the results JSON (and samples JSONL + TREC runs + qrels when asked, under
-    :func:`details_folder`); returns (results file, others)."""
+    :func:`details_folder`); returns (results file, others). ``reused_details`` maps each reused
+    task to the file it was reused from, whose run's detail files are copied under this stamp, so a
+    resumed run leaves the same files as an uninterrupted one."""
     stamp = stamp or timestamp()
     path = results_file(output_path, model, stamp)
     folder = details_folder(output_path, model)
@@ -465,24 +473,64 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
     extra: list[Path] = []
     if log_samples:
         for name, o in sorted(outcomes.items()):
-            p = folder / f"samples_{name}_{stamp}.jsonl"
-            atomic_write_text(
-                p,
-                "".join(
-                    json.dumps(clean_json(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples
-                ),
-            )
-            t = folder / f"run_{name}_{stamp}.trec"
-            atomic_write_text(t, "\n".join(o.trec) + ("\n" if o.trec else ""))
-            q = folder / f"qrels_{name}_{stamp}.txt"
-            atomic_write_text(q, "\n".join(o.qrels) + ("\n" if o.qrels else ""))
-            extra += [p, t, q]
+            extra += write_task_details(folder, name, o, stamp)
+        for name, source in sorted(reused_details.items()):
+            extra += copy_task_details(folder, name, source, stamp)
     return path, extra
 
 
+def task_detail_paths(folder: Path, task: str, stamp: str) -> tuple[Path, Path, Path]:
+    """The samples JSONL, TREC run and qrels of one task of the run stamped ``stamp``."""
+    return (folder / f"samples_{task}_{stamp}.jsonl", folder / f"run_{task}_{stamp}.trec",
+            folder / f"qrels_{task}_{stamp}.txt")  # fmt: skip
+
+
+def write_task_details(folder: Path, task: str, o: TaskOutcome, stamp: str) -> list[Path]:
+    """Write one task's samples, run and qrels (also at each checkpoint, so a killed run keeps them)."""
+    p, t, q = task_detail_paths(folder, task, stamp)
+    atomic_write_text(
+        p, "".join(json.dumps(clean_json(s), ensure_ascii=False, sort_keys=True) + "\n" for s in o.samples)
+    )
+    atomic_write_text(t, "\n".join(o.trec) + ("\n" if o.trec else ""))
+    atomic_write_text(q, "\n".join(o.qrels) + ("\n" if o.qrels else ""))
+    return [p, t, q]
+
+
+def stamp_of(path: Path) -> str:
+    """The timestamp of a ``results_<stamp>.json`` or a checkpoint file (:data:`CHECKPOINT_GLOB`)."""
+    m = re.search(r"(?:results|checkpoint)_(.+?)\.json(?:\.partial)?$", Path(path).name)
+    if m is None:
+        raise ValueError(f"{path}: not a results or checkpoint file name")
+    return m.group(1)
+
+
+def earlier_task_details(folder: Path, task: str, source: Path) -> tuple[Path, Path, Path] | None:
+    """The detail files the run that wrote ``source`` kept for ``task`` (``None`` if any is missing)."""
+    paths = task_detail_paths(folder, task, stamp_of(source))
+    return paths if all(p.is_file() for p in paths) else None
+
+
+def copy_task_details(folder: Path, task: str, source: Path, stamp: str) -> list[Path]:
+    """A reused task's detail files under this run's stamp, byte for byte those of the run it came from."""
+    found = earlier_task_details(folder, task, source)
+    if found is None:
+        raise ResultsSchemaError(f"{source}: the samples of {task} are gone; rerun with --overwrite always")
+    out = list(task_detail_paths(folder, task, stamp))
+    for src, dst in zip(found, out, strict=True):
+        atomic_write_bytes(dst, src.read_bytes())
+    return out
+
+
 def checkpoint_path(output_path: Path, model: str, stamp: str) -> Path:
-    """Where a run's checkpoint lives (the one place; :data:`CHECKPOINT_GLOB` finds it for the resume)."""
+    """Where a running run keeps its finished tasks (the one place that names it; :data:`CHECKPOINT_GLOB`
+    finds it for the resume, and the final clean-up and :func:`resumed_path` derive from this path)."""
     return details_folder(output_path, model) / CHECKPOINT_GLOB.replace("*", stamp)
+
+
+def resumed_path(checkpoint: Path) -> Path:
+    """Where a checkpoint goes once a resumed run has consumed it: out of the resume glob (its tasks
+    are in the new results file), but kept, because the reused tasks' ``reused_from`` names it."""
+    return checkpoint.with_name("resumed_" + checkpoint.name)
 
 
 def write_checkpoint(

@@ -9,6 +9,7 @@ shards written atomically; a killed run loses only its unsaved shard.
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from pqb.dataset.io import atomic_path, stable_hash
+from pqb.dataset.io import (
+    atomic_path,
+    cache_rebuild_notice,
+    checksum_path,
+    checksum_problem,
+    stable_hash,
+    write_checksum,
+)
 from pqb.harness.evaluation.ranking import TIE_RTOL
+
+SHARD_ARRAYS = ("text_hash", "target", "rank", "tie", "top_idx", "top_scores")
 
 
 def text_hash(text: str) -> str:
@@ -46,12 +56,23 @@ class RunCache:
         self._load()
 
     def _load(self) -> None:
+        """Read every shard whose checksum matches; a damaged one (truncated, edited, no checksum) is
+        deleted with one line, so its queries are ranked again instead of failing or scoring wrong."""
         for shard in sorted(self.folder.glob("shard_*.npz")):
-            with np.load(shard, allow_pickle=False) as z:
-                # read each array once: ``z[name]`` decompresses the whole array on every access
-                arrays = {
-                    name: z[name] for name in ("text_hash", "target", "rank", "tie", "top_idx", "top_scores")
-                }
+            arrays = None
+            why = checksum_problem(shard)
+            if why is None:
+                try:
+                    with np.load(shard, allow_pickle=False) as z:
+                        # read each array once: ``z[name]`` decompresses the whole array on every access
+                        arrays = {name: z[name] for name in SHARD_ARRAYS}
+                except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+                    why = f"cannot be read ({type(exc).__name__}: {exc})"
+            if arrays is None:
+                cache_rebuild_notice("run cache shard", shard, why or "cannot be read")
+                for p in (shard, checksum_path(shard)):
+                    p.unlink(missing_ok=True)
+                continue
             for i, (h, t) in enumerate(zip(arrays["text_hash"], arrays["target"], strict=True)):
                 self.entries[(str(h), str(t))] = RankEntry(
                     float(arrays["rank"][i]),
@@ -78,8 +99,10 @@ class RunCache:
             "top_scores": np.stack([_pad(e.top_scores, self.depth, np.nan, np.float32) for _, _, e in items]),
         }
         name = f"shard_{stable_hash(sorted(keys))}.npz"
-        with atomic_path(self.folder / name) as tmp, open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+        with atomic_path(self.folder / name) as tmp:
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)
+            write_checksum(self.folder / name, tmp)
         for (h, tgt), (_, _, e) in zip(keys, items, strict=True):
             self.entries[(h, tgt)] = e
         return len(items)

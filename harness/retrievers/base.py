@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,7 +201,8 @@ ArgRule = Callable[[Any], str | None]
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A finite int or float: ``inf`` and ``nan`` pass every ``> 0`` or ``<= 1`` test they should fail."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def positive(value: Any) -> str | None:
@@ -238,6 +240,22 @@ def plus_separated_weights(value: Any) -> str | None:
     if any(w < 0 or w != w for w in weights) or not any(weights):
         return "must be numbers >= 0, not all 0"
     return None
+
+
+def in_range(low: float, high: float, *, low_open: bool = False) -> ArgRule:
+    """A finite number in ``[low, high]`` (``(low, high]`` with ``low_open``): the documented range."""
+
+    def rule(value: Any) -> str | None:
+        if not (_is_number(value) and (low < value if low_open else low <= value)):
+            return f"must be a number {'>' if low_open else '>='} {low:g}"
+        return None if value <= high else f"must be a number <= {high:g}"
+
+    return rule
+
+
+BM25_K1 = in_range(0, 100, low_open=True)
+"""BM25's k1: > 0, and at most 100 (the usual range is 0.5-3; far above it BM25 is plain tf-idf, and at
+~1e308 the saturation term overflows so every score is nan and every metric 0)."""
 
 
 def unit_interval(value: Any) -> str | None:

@@ -32,6 +32,7 @@ from pqb.dataset.io import stable_hash
 from pqb.dataset.progress import bar
 from pqb.harness.registry import register_model
 from pqb.harness.retrievers.base import (
+    BM25_K1,
     DOCUMENT_FIELDS,
     MAX_SCORE_CELLS,
     ArgRule,
@@ -40,7 +41,6 @@ from pqb.harness.retrievers.base import (
     Retriever,
     SearchResult,
     one_of,
-    positive,
     positive_int,
     unit_interval,
 )
@@ -101,7 +101,7 @@ class BM25Retriever(Retriever):
     full_scoring = True
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
         "variant": one_of(*VARIANTS),
-        "k1": positive,
+        "k1": BM25_K1,
         "b": unit_interval,
         "method": one_of("robertson", "lucene", "atire", "bm25l", "bm25+"),
         "stemmer": _stemmer_rule,

@@ -23,14 +23,16 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from pqb.dataset.io import cache_rebuild_notice, checksum_problem, write_checksum
 from pqb.harness.retrievers.lexical.analysis import Tokenized
 
-FORMAT = 1
+FORMAT = 2
 """On-disk format of a saved index; bump when the arrays change."""
 
 
@@ -82,7 +84,10 @@ class Postings:
             keys *= n_terms
             keys += tokens.ids[lo:hi]
             keys.sort()
-            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+            # a block without tokens (every document empty) has no keys, and no first key to start at
+            starts = (
+                np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
+            )
             tf = np.diff(np.append(starts, len(keys)))
             distinct = keys[starts]
             docs.append((distinct // max(n_terms, 1)).astype(np.int32))
@@ -209,6 +214,10 @@ class LuceneWeights:
 # -- persistence ----------------------------------------------------------------------------------------
 
 
+INDEX_FILES = ("postings.npz", "vocab.json")
+"""The index's data files; each has a ``.sha256`` checksum checked on load."""
+
+
 def save(folder: Path, postings: Postings, vocab: dict[str, int]) -> None:
     """Write the postings and vocabulary into ``folder`` atomically (a temporary sibling, then a rename)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -218,6 +227,8 @@ def save(folder: Path, postings: Postings, vocab: dict[str, int]) -> None:
                  doc_len=postings.doc_len)  # fmt: skip
         terms = sorted(vocab, key=vocab.__getitem__)
         (tmp / "vocab.json").write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
+        for name in INDEX_FILES:
+            write_checksum(tmp / name)
         (tmp / "index.json").write_text(json.dumps({"format": FORMAT, "n_docs": postings.n_docs}))
         if folder.exists():
             shutil.rmtree(folder)
@@ -228,11 +239,26 @@ def save(folder: Path, postings: Postings, vocab: dict[str, int]) -> None:
 
 
 def load(folder: Path) -> tuple[Postings, dict[str, int]] | None:
-    """The saved index in ``folder``, or ``None`` if absent or of another format."""
+    """The saved index in ``folder``, or ``None`` if absent, of another format, or damaged.
+
+    A file whose sha256 differs from its checksum (an edited ``vocab.json`` once scored every query
+    0.00) or that cannot be parsed (a truncated ``postings.npz``: ``BadZipFile``) is not an index: one
+    line says so and the caller rebuilds it.
+    """
     meta = folder / "index.json"
-    if not meta.is_file() or json.loads(meta.read_text()).get("format") != FORMAT:
+    if not meta.is_file():
         return None
-    with np.load(folder / "postings.npz") as z:
-        postings = Postings(z["indptr"], z["docs"], z["tf"], z["doc_len"])
-    terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    try:
+        if json.loads(meta.read_text()).get("format") != FORMAT:
+            return None
+        for name in INDEX_FILES:
+            if why := checksum_problem(folder / name):
+                cache_rebuild_notice("BM25 index", folder, f"{name} {why}")
+                return None
+        with np.load(folder / "postings.npz", allow_pickle=False) as z:
+            postings = Postings(z["indptr"], z["docs"], z["tf"], z["doc_len"])
+        terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, AttributeError, zipfile.BadZipFile, EOFError) as exc:
+        cache_rebuild_notice("BM25 index", folder, f"cannot be read ({type(exc).__name__}: {exc})")
+        return None
     return postings, {t: i for i, t in enumerate(terms)}

@@ -34,6 +34,7 @@ from pqb.dataset import io as pqb_io
 from pqb.dataset import settings
 from pqb.harness.errors import MissingDependencyError, ModelArgsError
 from pqb.harness.retrievers.base import (
+    BM25_K1,
     ArgRule,
     Corpus,
     Ranked,
@@ -42,7 +43,6 @@ from pqb.harness.retrievers.base import (
     apply_cutoff,
     one_of,
     order_near_ties,
-    positive,
     positive_int,
     ranks_from_lists,
     tie_tolerance,
@@ -97,7 +97,7 @@ class PyseriniBM25Retriever(Retriever):
     name = "bm25-pyserini"
     full_scoring = True
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {
-        "k1": positive,
+        "k1": BM25_K1,
         "b": unit_interval,
         "stemmer": one_of("porter", "krovetz", "none"),
         "threads": positive_int,

@@ -248,7 +248,9 @@ class ArrayCache:
     """A folder of ``.npy`` arrays + ``meta.json`` under one content key.
 
     ``key`` = hash(name, weights identity, corpus fingerprint, settings). ``meta.json`` is written last
-    (atomically), so a folder without it is an incomplete write and is never trusted.
+    (atomically), so a folder without it is an incomplete write and is never trusted. It records each
+    array file's sha256, checked by :meth:`exists`: an edited or truncated array is re-encoded, with
+    one line, instead of scoring with the wrong embeddings or failing in ``np.load``.
     """
 
     def __init__(self, cache_dir: Path | None, name: str, key_parts: dict[str, Any]) -> None:
@@ -258,17 +260,42 @@ class ArrayCache:
         self.key_parts = key_parts
 
     def exists(self) -> bool:
-        return (self.path / "meta.json").exists()
+        """A complete entry whose every array still has the sha256 recorded when it was saved."""
+        meta_path = self.path / "meta.json"
+        if not meta_path.exists():
+            return False
+        try:
+            recorded = json.loads(meta_path.read_text(encoding="utf-8")).get("sha256") or {}
+        except (OSError, ValueError, AttributeError) as exc:
+            pqb_io.cache_rebuild_notice("embedding cache", self.path, f"has an unreadable meta.json ({exc})")
+            return False
+        if not recorded:
+            pqb_io.cache_rebuild_notice("embedding cache", self.path, "has no checksums")
+            return False
+        for name, sha in sorted(recorded.items()):
+            try:
+                ok = pqb_io.sha256_file(self.path / f"{name}.npy") == sha
+            except OSError:
+                ok = False
+            if not ok:
+                pqb_io.cache_rebuild_notice(
+                    "embedding cache", self.path, f"{name}.npy does not match its checksum"
+                )
+                return False
+        return True
 
     def load(self, *names: str) -> list[np.ndarray]:
         return [np.load(self.path / f"{n}.npy", allow_pickle=False) for n in names]
 
     def save(self, arrays: dict[str, np.ndarray], meta: dict[str, Any] | None = None) -> None:
+        shas = {}
         for n, arr in arrays.items():
             buf = io.BytesIO()
             np.save(buf, np.ascontiguousarray(arr), allow_pickle=False)
             pqb_io.atomic_write_bytes(self.path / f"{n}.npy", buf.getvalue())
-        pqb_io.atomic_write_json(self.path / "meta.json", {"key_parts": self.key_parts, **(meta or {})})
+            shas[n] = pqb_io.sha256_bytes(buf.getvalue())
+        meta = {"key_parts": self.key_parts, **(meta or {}), "sha256": shas}
+        pqb_io.atomic_write_json(self.path / "meta.json", meta)
 
 
 def save_csr(cache: ArrayCache, prefix: str, matrix: Any) -> dict[str, np.ndarray]:
