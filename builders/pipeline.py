@@ -152,7 +152,7 @@ def build(
     t0 = time.perf_counter()
     if not domains:
         domains = discover_domains(source)
-    if config.inject_errors:  # the pair stage's slip channel needs the real slips: say so before any work
+    if config.pair.inject_errors:  # the pair stage's slip channel needs the real slips: say so before any work
         from pqb.builders.writing_errors.channel import typos_path
 
         typos_path()
