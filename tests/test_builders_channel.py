@@ -164,3 +164,39 @@ def test_a_build_without_real_slips_stops_before_any_work(tmp_path, monkeypatch)
     with pytest.raises(MissingInputError, match="PQB_TYPOS_DIR"):
         build(["video_games"], work=tmp_path / "work", dataset_dir=tmp_path / "ds", progress=False)
     assert not (tmp_path / "work").exists() and not (tmp_path / "ds").exists()
+
+
+def test_study_features_read_each_slip_by_one_rule() -> None:
+    from pqb.builders.reports.typo_study import summarise, tvd
+
+    pairs = [("taning", "tanning"), ("gamer", "game"), ("gsme", "game"), ("teh", "the"), ("gmae", "game"),
+             ("UgSB", "USB"), ("xyzw", "game")]  # fmt: skip
+    got = summarise(pairs, n_boot=50, seed=0, correctors=False)["features"]
+    assert got["ins"]["share"] == pytest.approx(2 / 7) and got["multi"]["share"] == pytest.approx(1 / 7)
+    assert got["del_doubled"]["share"] == 1.0 and got["sub_neighbour"]["share"] == 1.0  # s is next to a
+    assert got["ins_case"]["share"] == pytest.approx(1 / 2)  # "UgSB": a lower-case letter inside capitals
+    assert got["implausible"]["share"] == pytest.approx(1 / 6)  # the wrong-case insertion
+    lo, hi = got["ins"]["ci"]
+    assert 0 <= lo <= 2 / 7 <= hi <= 1
+    assert tvd({"deletion": 2}, {"deletion": 1, "insertion": 1}) == pytest.approx(0.5)
+
+
+def test_typo_study_runs_on_a_work_dir_without_pairs(tmp_path, monkeypatch) -> None:
+    from pqb.builders.reports.typo_study import run_typo_study
+    from pqb.builders.workdir import WorkDir
+
+    rows = [
+        f"r/{i},{t},{w},c,f.py,{i}"
+        for i in range(60)
+        for t, w in [("taning", "tanning"), ("gmae", "game")][i % 2 :][:1]
+    ]
+    (tmp_path / "typos").mkdir()
+    (tmp_path / "typos" / "srcd_typos_calibration.csv").write_text(
+        "repository,wrong,correct,commit,file,line\n" + "\n".join(rows)
+    )
+    monkeypatch.setattr(settings, "PQB_TYPOS_DIR", tmp_path / "typos")
+    out = run_typo_study(WorkDir(tmp_path / "work", "video_games"), n_boot=20)
+    assert set(out["columns"]) == {"simulated, held-out words", "real, held-out", "real, estimation share"}
+    assert out["columns"]["real, held-out"]["n"] + out["columns"]["real, estimation share"]["n"] == 60
+    md = (tmp_path / "work" / "video_games" / "validation" / "typo_study.md").read_text()
+    assert "| deletion of one of a doubled letter |" in md and "ODbL" in md

@@ -162,7 +162,7 @@ def apply_mechanism(
     """Apply one mechanism's operator to ``word`` with the edit at ``position`` (a ``schema.POSITIONS``
     bucket; ``None``: anywhere); ``None`` when the operator cannot edit this word there. Among the
     operator's forms in that bucket (:func:`mechanism_variants`) a form is drawn in proportion to the slip
-    channel's weight (``channel=None``: uniformly, the control of the error-sampling study)."""
+    channel's weight (``channel=None``: uniformly)."""
     groups = mechanism_variants(word, mechanism)
     cands = [w for k, g in groups.items() if position in (None, k) for _, w in g]
     if not cands:
@@ -213,16 +213,8 @@ def sample_order(rates: np.ndarray, rng: np.random.Generator) -> list[int]:
     left = [int(i) for i in np.flatnonzero(r > 0)]
     order: list[int] = []
     while left:
-        w = r[left]
-        # cumulative sum in Python floats: the same picks on every BLAS kernel and thread count
-        total, u = float(sum(w.tolist())), float(rng.random())
-        acc, pick = 0.0, len(left) - 1
-        for k, x in enumerate(w.tolist()):
-            acc += x
-            if u * total < acc:
-                pick = k
-                break
-        order.append(left.pop(pick))
+        pick = pick_weighted(r[left].tolist(), rng)
+        order.append(left.pop(pick if pick is not None else len(left) - 1))
     return order
 
 
