@@ -200,3 +200,42 @@ def test_typo_study_runs_on_a_work_dir_without_pairs(tmp_path, monkeypatch) -> N
     assert out["columns"]["real, held-out"]["n"] + out["columns"]["real, estimation share"]["n"] == 60
     md = (tmp_path / "work" / "video_games" / "validation" / "typo_study.md").read_text()
     assert "| deletion of one of a doubled letter |" in md and "ODbL" in md
+
+
+def test_channel_tables_match_a_hand_count() -> None:
+    """Three slips counted by hand: 'taning' (drop a doubled n), 'gmae' (swap ma), 'gamre' (insert r
+    after m, before e)."""
+    from pqb.builders.writing_errors.channel import LETTER_PRIOR_WEIGHT, RATE_PRIOR_WEIGHT, Slip
+
+    ch = SlipChannel([Slip("taning", "tanning", "a"), Slip("gmae", "game", "b"), Slip("gamre", "game", "c")])
+    assert ch.slips_used == 3
+    assert ch.ops == Counter({("del", "n", "True"): 1, ("trans", "a", "m"): 1, ("ins", "m", "r", "e"): 1})
+    # chances: 'n' stands doubled twice in "tanning"; 'am' occurs once in each "game"; gaps after 'm': 2
+    letters = len("tanning") + 2 * len("game")
+    base_del = 1 / letters
+    assert ch._rate(("del", "n", "True")) == pytest.approx(
+        (1 + RATE_PRIOR_WEIGHT * base_del) / (2 + RATE_PRIOR_WEIGHT)
+    )
+    base_trans = 1 / (6 + 3 + 3)  # bigrams of tanning, game, game
+    assert ch._rate(("trans", "a", "m")) == pytest.approx(
+        (1 + RATE_PRIOR_WEIGHT * base_trans) / (2 + RATE_PRIOR_WEIGHT)
+    )
+    p = ch.insert_letter("m", "e", "aegm")
+    # one 'r' seen after 'm' of one insertion there: 1 / (1 + prior weight), plus its class prior's share
+    assert p["r"] > 1 / (1 + LETTER_PRIOR_WEIGHT) and abs(sum(p.values()) - 1) < 1e-12
+
+
+def test_a_user_without_slips_gets_the_population_channel_and_prior() -> None:
+    from pqb.builders.writing_errors.context import Smoothing
+    from pqb.builders.writing_errors.profiles import ErrorProfiles, empty_counts
+
+    glob = empty_counts()
+    glob["mechanisms"] = {"deletion": 3}
+    prof = ErrorProfiles(glob=glob, users={"quiet": empty_counts()}, smoothing=Smoothing())
+    ch = toy_channel()
+    pop = prof.with_population(ch.population)
+    assert pop.mechanism_probs("quiet") == pop.global_mechanism_probs() == pop.mechanism_probs(None)
+    assert pop.position_probs("quiet") == pop.global_position_probs()
+    want = Counter(ch.population["mechanisms"]) + Counter({"deletion": 3})
+    assert {m: pop.glob["mechanisms"].get(m, 0) for m in want} == dict(want)
+    assert prof.glob["mechanisms"] == {"deletion": 3}  # the loaded profiles are not changed
