@@ -195,6 +195,7 @@ def test_typo_study_runs_on_a_work_dir_without_pairs(tmp_path, monkeypatch) -> N
         "repository,wrong,correct,commit,file,line\n" + "\n".join(rows)
     )
     monkeypatch.setattr(settings, "PQB_TYPOS_DIR", tmp_path / "typos")
+    monkeypatch.setattr(settings, "PQB_RELEASE_DIR", tmp_path / "no-release")
     out = run_typo_study(WorkDir(tmp_path / "work", "video_games"), n_boot=20)
     assert set(out["columns"]) == {"simulated, held-out words", "real, held-out", "real, estimation share"}
     assert out["columns"]["real, held-out"]["n"] + out["columns"]["real, estimation share"]["n"] == 60

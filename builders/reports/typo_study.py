@@ -10,7 +10,9 @@ compare like with like:
   slips, one slip each. The same words as the next column, so only the process differs;
 * **real, held-out**: the calibration slips of the held-out repositories (never used to estimate the
   channel; ``channel.HOLDOUT_SHARE``);
-* **real, estimation share**: the slips the channel was estimated from (a sanity column).
+* **real, estimation share**: the slips the channel was estimated from (a sanity column);
+* **authors' release**: the word edits of the authors' published typo queries of the domain
+  (``PQB_RELEASE_DIR``; diffed against their clean queries), when the release has the domain.
 
 Features (shares; 95% percentile-bootstrap CIs over slips): the edit mix; for insertions the share of
 vowels, of j/q/x/z and of letters of another case than their neighbours; for substitutions the share of
@@ -52,7 +54,7 @@ from pqb.builders.writing_errors.channel import (
     typos_path,
 )
 from pqb.builders.writing_errors.injection import apply_mechanism, draw_position, mechanism_variants
-from pqb.builders.writing_errors.mechanisms import QWERTY_NEIGHBOURS, classify
+from pqb.builders.writing_errors.mechanisms import QWERTY_NEIGHBOURS, classify, diff_edits
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.schema import CHAR_MECHANISMS, MIN_EDIT_LETTERS, POSITIONS, edit_position
 
@@ -230,6 +232,24 @@ def simulate(words: Sequence[str], channel: SlipChannel, seed: int) -> list[Pair
     return out
 
 
+def release_slips(domain: str) -> list[Pair]:
+    """The word edits of the authors' released typo queries of ``domain`` (diffed against their clean
+    queries, :func:`diff_edits`; none when ``PQB_RELEASE_DIR`` has no file for the domain)."""
+    from pqb.builders.reports.release_compare import load_release
+
+    try:
+        release = load_release().get(domain, {})
+    except FileNotFoundError:
+        return []
+    return [
+        (str(e["edited"]), str(e["original"]))
+        for recs in release.values()
+        for r in recs
+        for e in diff_edits(r.get("syntax_query") or "", r.get("typo_query") or "")
+        if str(e["original"]).isalpha()
+    ]
+
+
 def _row_edits(rows: Sequence[dict[str, Any]], column: str) -> list[Pair]:
     return [(str(e["edited"]), str(e["original"])) for r in rows for e in (r.get(column) or [])]
 
@@ -253,6 +273,9 @@ def run_typo_study(
         rows = [r for r in read_parquet(pairs_file).to_pylist() if r.get("error_query") is not None]
         columns["injected (dose)"] = _row_edits(rows, "error_edits")
         columns["injected (chain)"] = _row_edits(rows, "error_chain")
+    release = release_slips(workdir.domain)
+    if release:
+        columns["authors' release"] = release
     columns["simulated, held-out words"] = simulate([w for _, w in held], channel, seed)
     columns["real, held-out"] = held
     columns["real, estimation share"] = est
