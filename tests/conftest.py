@@ -41,3 +41,26 @@ def app() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def _synthetic_typos_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from pqb_fixtures import write_toy_typos
+
+    return write_toy_typos(tmp_path_factory.mktemp("synthetic_typos"))
+
+
+@pytest.fixture(autouse=True)
+def _slip_channel_data(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pair stage's slip channel reads real slips from ``PQB_TYPOS_DIR``. Where they are absent (a
+    clone without the shared data folder), tests get a SYNTHETIC stand-in of hand-written slips
+    (``pqb_fixtures.TOY_SLIPS``) so builds on synthetic inputs still run; ``PQB_TESTS_SYNTHETIC_TYPOS=1``
+    tells a test that compares a build with the committed dataset to skip."""
+    from pqb.dataset import settings
+
+    if (settings.PQB_TYPOS_DIR / "srcd_typos_calibration.csv").is_file():
+        return
+    d = request.getfixturevalue("_synthetic_typos_dir")
+    monkeypatch.setattr(settings, "PQB_TYPOS_DIR", d)
+    monkeypatch.setenv("PQB_TYPOS_DIR", str(d))
+    monkeypatch.setenv("PQB_TESTS_SYNTHETIC_TYPOS", "1")

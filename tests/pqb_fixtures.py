@@ -270,3 +270,12 @@ def toy_channel() -> Any:
     return SlipChannel(
         [Slip(t, w, f"toy/{i % 5}") for i, (t, w) in enumerate(TOY_SLIPS)], provenance={"toy": True}
     )
+
+
+def write_toy_typos(folder: Path) -> Path:
+    """:data:`TOY_SLIPS` as a calibration CSV in ``folder`` (SYNTHETIC: for tests without the real slips)."""
+    rows = [f"synthetic/repo{i % 7},{t},{w},0,synthetic.py,{i}" for i, (t, w) in enumerate(TOY_SLIPS)]
+    (folder / "srcd_typos_calibration.csv").write_text(
+        "repository,wrong,correct,commit,file,line\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
+    return folder
