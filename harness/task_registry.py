@@ -160,6 +160,11 @@ GROUP_KEYS = {f.name for f in dataclasses.fields(GroupConfig)} - {"source"}
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except (ValueError, RecursionError) as exc:  # a 5000-digit integer; brackets nested too deep
+        why = "nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:200]
+        raise TaskConfigError(f"{path}: is not a task file ({why})") from exc
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" line {where.line + 1}" if where is not None else ""
@@ -180,6 +185,8 @@ def load_yaml_with_includes(path: Path, _seen: tuple[Path, ...] = ()) -> dict[st
     include = data.pop("include", None)
     if include is None:
         return data
+    if not isinstance(include, str) or not include:
+        raise TaskConfigError(f"{path}: include must name a template file, got {include!r}")
     base_path = (path.parent / include) if not Path(include).is_absolute() else Path(include)
     if not base_path.exists():
         raise TaskConfigError(f"{path}: include {include!r} not found (looked at {base_path})")

@@ -110,27 +110,39 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:200] if text else ""
 
 
-def _card_configs(root: Path) -> dict[str, list[str]]:
-    """Config name → the ``data_files`` paths or patterns the card of a local folder lists."""
+def _card(root: Path, *, strict: bool = False) -> dict[str, Any]:
+    """The YAML header of a local folder's card (``{}`` if none); a header that is not UTF-8 YAML is
+    ``{}``, or with ``strict`` a :class:`DataError` naming the card."""
     import yaml
 
-    text = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
-    if not text.startswith("---"):
-        return {}
+    readme = root / "README.md"
     try:
-        card = yaml.safe_load(text.split("---", 2)[1]) or {}
-    except yaml.YAMLError:
+        text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+        card = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        if strict:
+            raise DataError(
+                f"{readme}: the dataset card's YAML header cannot be read ({_first_line(exc)}); "
+                "restore the README.md (pqb-build all writes one)"
+            ) from exc
         return {}  # the loader reports a broken card; the cache key just covers fewer files
+    return card if isinstance(card, dict) else {}
+
+
+def _card_configs(root: Path, *, strict: bool = False) -> dict[str, list[str]]:
+    """Config name → the ``data_files`` paths or patterns the card of a local folder lists."""
+    configs = _card(root, strict=strict).get("configs")
     out: dict[str, list[str]] = {}
-    for cfg in (card.get("configs") if isinstance(card, dict) else None) or []:
-        if not isinstance(cfg, dict):
+    for cfg in configs if isinstance(configs, list) else []:
+        if not isinstance(cfg, dict) or cfg.get("config_name") is None:
             continue
         files = cfg.get("data_files") or []
-        files = [files] if isinstance(files, str | dict) else files
+        files = [files] if isinstance(files, str | dict) else files if isinstance(files, list) else []
         paths = [f.get("path") if isinstance(f, dict) else f for f in files]
         out[str(cfg.get("config_name"))] = [
-            q for p in paths for q in ([p] if isinstance(p, str) else p or []) if isinstance(q, str)
-        ]
+            q for p in paths for q in ([p] if isinstance(p, str) else p if isinstance(p, list) else [])
+            if isinstance(q, str)
+        ]  # fmt: skip
     return out
 
 
@@ -142,19 +154,16 @@ def _card_data_files(root: Path, name: str) -> list[Path]:
 def local_configs(path: str) -> set[str] | None:
     """Configs of a local dataset folder whose data files all exist (``None``: ``path`` is not local).
 
-    Reads the card only (no ``datasets``, no network), so ``ls tasks`` can say which tasks have data.
+    Reads the card only (no ``datasets``, no network), so ``ls tasks`` can say which tasks have data;
+    a card whose header is not YAML raises :class:`DataError`.
     """
-    import yaml
-
     root = Path(path).expanduser()
     if not _is_local(path):
         return None
-    text = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
-    if not text.startswith("---"):
-        return set()
-    card = yaml.safe_load(text.split("---", 2)[1]) or {}
-    names = [c.get("config_name") for c in card.get("configs") or [] if isinstance(c, dict)]
-    return {n for n in names if n and (files := _card_data_files(root, n)) and all(f.is_file() for f in files)}
+    return {
+        n for n, files in _card_configs(root, strict=True).items()
+        if n and files and all((root / f).is_file() for f in files)
+    }  # fmt: skip
 
 
 def check_parquet_files(path: str, name: str) -> None:

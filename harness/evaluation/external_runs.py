@@ -16,6 +16,7 @@ results file counts them per task (``n_queries_missing_from_run``). A run shallo
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,12 +41,20 @@ class TrecRun:
     tag: str | None = None
 
 
+def _text(path: Path) -> io.StringIO:
+    """The run file as text lines (universal newlines); bytes that are not UTF-8 are a :class:`DataError`."""
+    try:
+        return io.StringIO(path.read_bytes().decode("utf-8"), newline=None)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: a TREC run file is UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
 def _read_file(path: Path) -> dict[str, list[tuple[int, float, str]]]:
     """``{qid: [(rank, -score, docid)]}``; a line repeated verbatim (runs of two tasks that share queries,
     concatenated) counts once, a document listed twice for a query with different ranks is an error."""
     by_q: dict[str, list[tuple[int, float, str]]] = {}
     seen: dict[tuple[str, str], tuple[int, float]] = {}
-    with open(path, encoding="utf-8") as fh:
+    with _text(path) as fh:
         for n, line in enumerate(fh, start=1):
             parts = line.split()
             if not parts:
@@ -60,6 +69,8 @@ def _read_file(path: Path) -> dict[str, list[tuple[int, float, str]]]:
                 raise DataError(
                     f"{path}:{n}: rank must be an integer and score a number: {line.strip()!r}"
                 ) from None
+            if score != score:  # NaN orders nowhere: the query's documents would rank arbitrarily
+                raise DataError(f"{path}:{n}: score is NaN: {line.strip()!r}")
             key = (parts[0], parts[2])
             if key in seen:
                 if seen[key] != (rank, score):
@@ -90,7 +101,7 @@ def read_runs(paths: Sequence[Path]) -> TrecRun:
             run.lists[key] = [d for _, _, d in items]
             run.scores[key] = [-s for _, s, _ in items]
         if run.tag is None:
-            with open(path, encoding="utf-8") as fh:
+            with _text(path) as fh:
                 first = fh.readline().split()
                 run.tag = first[5] if len(first) == 6 else None
         depths = [len(v) for v in by_q.values()]

@@ -546,16 +546,37 @@ def write_checkpoint(
 
 def load_checkpoint(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, np.ndarray]]]:
     """(results part, replicates) of a checkpoint; a damaged one raises :class:`ResultsSchemaError`."""
-    try:
-        obj = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ResultsSchemaError(f"{path} is not JSON: {exc}; delete it to resume without it") from exc
+    obj = read_json(path, "; delete it to resume without it")
     reps = obj.pop("replicates", {}) if isinstance(obj, dict) else {}
     validate_results(obj)
-    return flat_results(obj), {t: {m: np.asarray(v, dtype=np.float64) for m, v in r.items()} for t, r in reps.items()}
+    try:
+        reps = {str(t): {str(m): np.asarray(v, dtype=np.float64) for m, v in r.items()} for t, r in reps.items()}
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ResultsSchemaError(
+            f"{path}: damaged bootstrap replicates ({exc}); delete it to resume without it"
+        ) from exc
+    if any(a.ndim != 1 for r in reps.values() for a in r.values()):
+        raise ResultsSchemaError(
+            f"{path}: bootstrap replicates are not lists of numbers; delete it to resume without it"
+        )
+    return flat_results(obj), reps
 
 
 # -- loading ----------------------------------------------------------------------------------------------
+
+
+def read_json(path: str | Path, fix: str = "") -> Any:
+    """The JSON value in ``path``; bytes that are not UTF-8 JSON (or nest too deep, or hold an integer
+    too long to convert) raise :class:`ResultsSchemaError` naming the file, never a decoder traceback."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        why = "nested too deeply" if isinstance(exc, RecursionError) else _one_line(exc)
+        raise ResultsSchemaError(f"{path} is not JSON: {why}{fix}") from exc
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
 
 
 def results_schema() -> dict[str, Any]:
@@ -580,11 +601,7 @@ def validate_results(obj: Mapping[str, Any]) -> None:
 
 def load_results(path: str | Path) -> dict[str, Any]:
     """Read and validate one results file (raises :class:`ResultsSchemaError` if it is not one)."""
-    path = Path(path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ResultsSchemaError(f"{path} is not JSON: {exc}") from exc
+    obj = read_json(path)
     validate_results(obj)
     return flat_results(obj)
 

@@ -266,8 +266,12 @@ class ArrayCache:
             return False
         try:
             recorded = json.loads(meta_path.read_text(encoding="utf-8")).get("sha256") or {}
-        except (OSError, ValueError, AttributeError) as exc:
-            pqb_io.cache_rebuild_notice("embedding cache", self.path, f"has an unreadable meta.json ({exc})")
+        except (OSError, ValueError, AttributeError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            pqb_io.cache_rebuild_notice("embedding cache", self.path, f"has an unreadable meta.json ({why})")
+            return False
+        if not isinstance(recorded, dict) or not all(isinstance(n, str) and "\0" not in n for n in recorded):
+            pqb_io.cache_rebuild_notice("embedding cache", self.path, "has a meta.json without a checksum table")
             return False
         if not recorded:
             pqb_io.cache_rebuild_notice("embedding cache", self.path, "has no checksums")
