@@ -19,18 +19,19 @@ Unknown keys, bad types and missing includes raise :class:`~pqb.harness.errors.T
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.resources
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar, cast
 
 import yaml
 
 from pqb.dataset import settings
 from pqb.dataset.argtypes import MAX_BOOTSTRAP_ITERS
 from pqb.dataset.io import stable_hash, unsafe_name
-from pqb.harness.errors import TaskConfigError, UnknownTaskError, UsageError
+from pqb.harness.errors import PQBHarnessError, TaskConfigError, UnknownTaskError, UsageError
 from pqb.harness.evaluation.metrics import DEFAULT_K_VALUES, DEFAULT_RR_CUTOFF
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES, PairType, higher_is_better
 
@@ -280,6 +281,26 @@ def _as_tuple(value: Any) -> tuple:
     return tuple(value)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _typed(from_dict: _F) -> _F:
+    """A value of a type the checks do not foresee (``tag: 3``, ``pair_type: [a]``, ``metadata: x``)
+    is a :class:`TaskConfigError` naming the file, not a ``TypeError`` traceback."""
+
+    @functools.wraps(from_dict)
+    def wrapper(data: dict[str, Any], source: str = "<dict>") -> Any:
+        try:
+            return from_dict(data, source)
+        except PQBHarnessError:
+            raise
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise TaskConfigError(f"{source}: a value has the wrong type ({exc}); fix the task YAML") from exc
+
+    return cast(_F, wrapper)
+
+
+@_typed
 def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
     """Validate a merged YAML mapping into a :class:`TaskConfig` (unknown keys are an error)."""
     unknown = sorted(set(data) - TASK_KEYS)
@@ -331,6 +352,7 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
     return cfg
 
 
+@_typed
 def group_from_dict(data: dict[str, Any], source: str = "<dict>") -> GroupConfig:
     unknown = sorted(set(data) - GROUP_KEYS)
     if unknown:

@@ -159,6 +159,23 @@ def test_checkpoints_parse_or_raise_the_schema_error(results_bytes: bytes, tmp_p
                 assert isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1
 
 
+@FUZZ
+@given(reps=json_values)
+@example(reps=[1])
+@example(reps={"pqb_error_video_games": [1]})
+@example(reps={"pqb_error_video_games": {"hit@10": "x"}})
+@example(reps={"pqb_error_video_games": {"hit@10": [[1.0], [2.0]]}})
+@example(reps={"pqb_error_video_games": {"hit@10": 0.5}})
+def test_damaged_checkpoint_replicates_raise_the_schema_error(results_bytes: bytes, tmp_path: Path, reps) -> None:
+    from pqb.harness.evaluation.results import load_checkpoint
+
+    path = tmp_path / "checkpoint_20260101-000000.json.partial"
+    path.write_text(json.dumps({**json.loads(results_bytes), "replicates": reps}), encoding="utf-8")
+    out = _load(load_checkpoint, path)
+    if isinstance(out, tuple):
+        assert all(a.ndim == 1 for r in out[1].values() for a in r.values())
+
+
 # -- TREC runs (pqb-harness score --run) -------------------------------------------------------------------------
 
 token = st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=6)
@@ -194,7 +211,10 @@ def test_trec_runs_parse_or_raise_a_data_error(tmp_path: Path, lines: list[str],
     for qid, docs in run.lists.items():
         assert sorted(set(docs)) == sorted({r[2] for r in rows if r[0] == qid})
         scores = run.scores[qid]
-        assert len(scores) == len(docs) and all(np.isfinite(scores))  # no NaN score ordered silently
+        assert len(scores) == len(docs) and not np.isnan(scores).any()  # no NaN score ordered silently
+        ranks = {(r[0], r[2]): int(r[3]) for r in rows}
+        order = [(ranks[(qid, d)], -sc, d) for d, sc in zip(docs, scores, strict=True)]
+        assert order == sorted(order)  # the file's rank column, ties by score then docid
 
 
 # -- task YAML ------------------------------------------------------------------------------------------------
@@ -237,11 +257,17 @@ def _registry(folder: Path, text: bytes) -> Any:
 
 
 @FUZZ
-@given(text=yaml_text)
-@example(text="task: [")
-@example(text="task: x\ninclude: [1]")
-def test_random_task_yaml_loads_or_raises_a_task_config_error(task_folder: Path, text: str) -> None:
-    _registry(task_folder, text.encode("utf-8"))
+@given(raw=yaml_text.map(str.encode) | st.binary(max_size=40))
+@example(raw=b"task: [")
+@example(raw=b"task: x\ninclude: [1]")  # once TypeError in Path()
+@example(raw=b"\x80task: x")  # once UnicodeDecodeError
+@example(raw=b"[" * 100_000)  # once RecursionError
+@example(raw=b"task: x\nrun_depth: " + b"9" * 5000)  # once ValueError (int digits limit)
+@example(raw=b"task: 0\ngroup:")  # once TypeError in _as_tuple
+@example(raw=b"include: _default_template_yaml\ntask: t\ndataset_name: d\npair_type: [error]")  # unhashable
+@example(raw=b"include: _default_template_yaml\ntask: t\ndataset_name: d\npair_type: error\nmetadata: x")
+def test_random_task_yaml_loads_or_raises_a_task_config_error(task_folder: Path, raw: bytes) -> None:
+    _registry(task_folder, raw)
 
 
 @FUZZ
@@ -375,3 +401,53 @@ def test_a_corrupted_parquet_raises_a_data_error(tiny_dataset: Path, tmp_path: P
         assert str(exc)
         return
     assert len(out) == len(load_config(str(_copy(tiny_dataset, tmp_path / "ok")), "video_games-corpus"))
+
+
+# -- through the CLI: exit 0, 1 or 2 and, on failure, one ``error:`` line ---------------------------------------
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    from pqb.harness.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code in (0, 1, 2) and "Traceback" not in err, err
+    if code:
+        assert len([ln for ln in err.splitlines() if ln.startswith("error:")]) == 1, err
+    return code, err
+
+
+@st.composite
+def score_runs(draw: st.DrawFn) -> bytes:
+    """A TREC run over the tiny dataset's ids, with random lines, then damaged at random."""
+    qids = ["r1", "r4", "r1_error", "r9_error", "nope"]
+    docs = [f"B{i:03d}" for i in range(5)] + ["zzz"]
+    lines = draw(st.lists(st.tuples(st.sampled_from(qids), st.sampled_from(docs), st.integers(-1, 5),
+                                    st.sampled_from(["1.0", "0.5", "-2", "inf"])), max_size=12))  # fmt: skip
+    raw = "".join(f"{q} Q0 {d} {r} {sc} sys\n" for q, d, r, sc in lines).encode()
+    return draw(st.just(raw) | damaged(raw)) if raw else raw
+
+
+@SLOW
+@given(raw=score_runs())
+@example(raw=b"r1 Q0 B000 1 nan sys\n")
+def test_score_on_a_fuzzed_run_exits_cleanly(tiny_dataset: Path, tmp_path: Path, capsys, raw: bytes) -> None:
+    (tmp_path / "run.trec").write_bytes(raw)
+    _cli(capsys, "score", "--run", str(tmp_path / "run.trec"), "--tasks", "pqb_error_video_games",
+         "--dataset_path", str(tiny_dataset), "--output_path", str(tmp_path / "out"), "--bootstrap_iters", "5",
+         "--name", "fuzz")  # fmt: skip
+
+
+@SLOW
+@given(data=st.data())
+def test_leaderboard_on_a_fuzzed_results_file_exits_cleanly(results_bytes: bytes, tmp_path: Path, capsys,
+                                                             data) -> None:  # fmt: skip
+    raw = data.draw(damaged(results_bytes) | edited(json.loads(results_bytes)).map(lambda o: json.dumps(o).encode()))
+    folder = tmp_path / "res" / "bm25"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results_2026-01-01T00-00-00.json").write_bytes(raw)
+    _cli(capsys, "leaderboard", str(tmp_path / "res"), "--out", str(tmp_path / "lb"), "--no-plots", "--no-html",
+         "--no-paper")  # fmt: skip
