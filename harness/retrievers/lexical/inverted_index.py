@@ -258,7 +258,7 @@ def load(folder: Path) -> tuple[Postings, dict[str, int]] | None:
         with np.load(folder / "postings.npz", allow_pickle=False) as z:
             postings = Postings(z["indptr"], z["docs"], z["tf"], z["doc_len"])
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, AttributeError, zipfile.BadZipFile, EOFError) as exc:
+    except (OSError, ValueError, KeyError, AttributeError, zipfile.BadZipFile, EOFError, RecursionError) as exc:
         cache_rebuild_notice("BM25 index", folder, f"cannot be read ({type(exc).__name__}: {exc})")
         return None
     return postings, {t: i for i, t in enumerate(terms)}
