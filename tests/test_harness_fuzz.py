@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from pqb.harness.errors import DataError, PQBHarnessError, ResultsSchemaError, TaskConfigError
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-SLOW = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+SLOW = settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
@@ -337,7 +337,10 @@ def test_a_damaged_run_cache_shard_is_recomputed_not_a_crash(tmp_path: Path, dat
     target.write_bytes(after)
     again = RunCache(root, {"m": 1}, "fp", 3)
     got = again.get("q", "d")
-    assert got is None or (after == before and got.rank == 2.0)
+    # a hit only when what the checksum protects is intact: the shard's bytes, the sidecar's digest
+    # (its surrounding whitespace is not part of the digest)
+    same = after == before or (target != shard and after.strip() == before.strip())
+    assert got is None or (same and got.rank == 2.0)
 
 
 # -- dataset folders --------------------------------------------------------------------------------------------
