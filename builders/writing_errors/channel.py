@@ -45,6 +45,7 @@ from rapidfuzz.distance import OSA, Levenshtein
 from pqb.builders.errors import MissingInputError
 from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, QWERTY_NEIGHBOURS, classify
 from pqb.dataset import settings
+from pqb.dataset.io import sha256_file
 from pqb.dataset.schema import CHAR_MECHANISMS, edit_position
 
 TYPOS_FILE = "srcd_typos_calibration.csv"
@@ -98,14 +99,6 @@ def typos_path(path: Path | str | None = None) -> Path:
             f"{TYPOS_FILE} (columns repository,wrong,correct,...) there or set PQB_TYPOS_DIR to its folder."
         )
     return p
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_slips(path: Path | str | None = None) -> list[Slip]:
@@ -338,7 +331,7 @@ def population_slips(
     det = [Slip(t, w, f"{DETECTOR}{domain}") for t, w in detector]
     prov = {
         "typos_file": p.name,
-        "typos_sha256": file_sha256(p),
+        "typos_sha256": sha256_file(p),
         "real_slips": len(real),
         "detector_slips": len(det),
     }
