@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from pqb.harness.errors import NoResultsError
+from pqb.harness.errors import NoResultsError, ResultsSchemaError
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.evaluation.results import INFO_KEYS, load_results
 from pqb.harness.reporting.tables import (
@@ -285,7 +285,10 @@ def task_identity(run: Run, task: str) -> tuple[str | None, str, bool]:
 def task_k_values(run: Run, task: str) -> str:
     """The task's cut-offs as recorded (``"1,5,10,20"``): which Flip@K / Deg@K columns its tables show."""
     cfg = (run.data.get("configs") or {}).get(task) or {}
-    return ",".join(str(k) for k in cfg.get("k_values") or KS)
+    ks = cfg.get("k_values") or KS
+    if not isinstance(ks, list | tuple) or not all(type(k) is int and k >= 1 for k in ks):
+        raise ResultsSchemaError(f"{run.path}: configs.{task}.k_values must be positive integers, got {ks!r}")
+    return ",".join(str(k) for k in ks)
 
 
 def _run_order(run: Run) -> tuple[float, str, str, str]:
