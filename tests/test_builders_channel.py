@@ -147,7 +147,8 @@ def test_population_counts_use_the_detectors_rules() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    not (settings.PQB_TYPOS_DIR / "srcd_typos_calibration.csv").is_file(), reason="no real slips"
+    not (settings.PQB_TYPOS_DIR / "srcd_typos_calibration.csv").is_file(),
+    reason="needs the real slips at $PQB_TYPOS_DIR (data outside the repository, never committed)",
 )
 def test_real_slips_load_and_split_by_repository() -> None:
     slips = read_slips()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from test_harness_trust import run as _run  # (exit code, stderr) of pqb-harness
 
 from pqb.dataset.schema import CORPUS_SCHEMA
 
@@ -46,17 +47,6 @@ def test_the_cache_key_changes_with_shards_outside_data(tmp_path, monkeypatch) -
 
 
 # -- shared helpers: the synthetic tiny dataset and the CLI ------------------------------------------
-
-
-def _run(capsys, *argv: str) -> tuple[int, str]:
-    """(exit code, stderr) of ``pqb-harness`` with ``argv``; argparse's SystemExit becomes a code."""
-    from pqb.harness.cli import main
-
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return code, capsys.readouterr().err
 
 
 def _one_error_line(err: str, fragment: str) -> None:

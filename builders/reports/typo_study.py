@@ -29,7 +29,6 @@ vocabulary and pyspellchecker, are measured end to end by ``pqb-harness run --mo
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -53,6 +52,7 @@ from pqb.builders.writing_errors.channel import (
     subst_class,
     typos_path,
 )
+from pqb.builders.writing_errors.detection import _large_wordlist, _load_symspell
 from pqb.builders.writing_errors.injection import apply_mechanism, draw_position, mechanism_variants
 from pqb.builders.writing_errors.mechanisms import QWERTY_NEIGHBOURS, classify, diff_edits
 from pqb.dataset.io import atomic_write_json, atomic_write_text
@@ -108,33 +108,12 @@ FEATURES: tuple[tuple[str, str], ...] = (
 """(row label, key): each key is a (numerator, denominator) pair of indicators per slip."""
 
 
-@functools.lru_cache(maxsize=1)
-def _spell() -> Any:
-    from spellchecker import SpellChecker
-
-    return SpellChecker(distance=2)
-
-
-@functools.lru_cache(maxsize=1)
-def _symspell() -> Any:
-    from pathlib import Path
-
-    import symspellpy
-    from symspellpy import SymSpell
-
-    sym = SymSpell(max_dictionary_edit_distance=2, prefix_length=7)
-    sym.load_dictionary(
-        str(Path(symspellpy.__file__).parent / "frequency_dictionary_en_82_765.txt"),
-        term_index=0,
-        count_index=1,
-    )
-    return sym
-
-
 def _symspell_best(word: str) -> str:
     from symspellpy import Verbosity
 
-    hits = _symspell().lookup(word.lower(), Verbosity.CLOSEST, max_edit_distance=2, include_unknown=True)
+    hits = _load_symspell(2).lookup(
+        word.lower(), Verbosity.CLOSEST, max_edit_distance=2, include_unknown=True
+    )
     return hits[0].term if hits else word.lower()
 
 
@@ -142,7 +121,7 @@ def indicators(pairs: Sequence[Pair], *, correctors: bool = True) -> dict[str, n
     """Per slip, a 0/1 numerator and denominator for every feature key (``<key>`` and ``<key>/``)."""
     n = len(pairs)
     out = {k: np.zeros(n) for _, key in FEATURES for k in (key, key + "/")}
-    spell = _spell() if correctors else None
+    spell = _large_wordlist() if correctors else None
     for i, (typed, intended) in enumerate(pairs):
         e = single_edit(typed, intended)
         op = e[0] if e else "multi"
