@@ -358,6 +358,39 @@ def test_run_marks_saturation_in_the_file_table_and_leaderboard(tiny, tmp_path, 
 
 
 
+def test_card_states_the_committed_slice_saturation_the_harness_measures(tmp_path, capsys) -> None:
+    """The card's Hit@K table (builders, through bm25s) equals ``pqb-harness run --model bm25`` on the
+    committed dataset, and its saturated K are the ones the harness marks on both pair types."""
+    import re
+
+    committed = Path(__file__).resolve().parent.parent / "pqb_dataset"
+    card = (committed / "README.md").read_text(encoding="utf-8")
+    section = card.split("## What this build can measure: saturation", 1)[1].split("\n## ", 1)[0]
+    table = {m[0]: [float(x) / 100 for x in m[2:]] for m in re.findall(
+        r"^\| (syntactic|error, clean|error, typo'd) \| (\d+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$",
+        section, flags=re.M)}  # fmt: skip
+    assert set(table) == {"syntactic", "error, clean", "error, typo'd"}, section
+    out = tmp_path / "res"
+    code, _, err = run(capsys, "run", "--model", "bm25", "--tasks", "pqb_syntactic_video_games,pqb_error_video_games",
+                       "--dataset_path", str(committed), "--output_path", str(out), "--bootstrap_iters", "20",
+                       "--no-progress")  # fmt: skip
+    assert code == 0, err
+    from pqb.harness.evaluation.results import flat_results
+
+    raw = json.loads(next((out / "bm25").glob("results_*.json")).read_text())
+    res = flat_results(raw)["results"]
+    syn, er = res["pqb_syntactic_video_games"], res["pqb_error_video_games"]
+    for i, k in enumerate((1, 5, 10, 20)):
+        assert table["syntactic"][i] == pytest.approx(syn[f"hit@{k}"], abs=5e-4)
+        assert table["error, clean"][i] == pytest.approx(er[f"hit@{k}_clean"], abs=5e-4)
+        assert table["error, typo'd"][i] == pytest.approx(er[f"hit@{k}_error"], abs=5e-4)
+    sat = re.search(r"at K = ([\d, ]+|none) on syntactic pairs and K = ([\d, ]+|none) on error pairs", section)
+    assert sat, section
+    card_k = [[int(x) for x in g.split(",")] if g != "none" else [] for g in sat.groups()]
+    for ks, name in zip(card_k, ("pqb_syntactic_video_games", "pqb_error_video_games"), strict=True):
+        assert set(ks) <= set(raw["task_info"][name]["saturated_at"])  # the harness also marks the CI rule
+
+
 def test_a_checkpoint_is_never_read_as_a_results_file(tiny, tmp_path, capsys) -> None:
     """A killed run's checkpoint sits where lm-eval's and the Demo Leaderboard's readers do not look."""
     from test_lm_eval_compat import demo_leaderboard_read

@@ -342,6 +342,55 @@ def _error_section(dataset_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def _saturation_section(dataset_dir: Path) -> str:
+    """Measured Hit@K of harness-default BM25 per domain (:mod:`pqb.builders.reports.lexical_ceiling`), and
+    what it means for Flip@K and Deg@K; empty when no domain has a corpus."""
+    from pqb.builders.reports.lexical_ceiling import lexical_ceiling, render
+
+    configs = set(published_configs(dataset_dir))
+    tables = [
+        render(
+            c,
+            lexical_ceiling(
+                _table(dataset_dir, f"{c}-corpus").to_pylist(), _table(dataset_dir, c).to_pylist()
+            ),
+        )
+        for c in sorted(configs)
+        if config_kind(c)[1] == "rows" and "-release" not in c and f"{c}-corpus" in configs
+    ]
+    if not tables:
+        return ""
+    return "\n\n".join(
+        [
+            "A robustness metric moves only where the target is sometimes in the top K and sometimes not. "
+            "Below, BM25 with the harness's default settings (bm25s, k1=1.5, b=0.75, Lucene IDF, English "
+            "stopwords; the harness's tie rule) on each domain's corpus:",
+            *tables,
+            'Where both sides\' Hit@K exceed 95%, a Flip@K or Deg@K of 0 says "no room to flip", not '
+            "\"robust\": this build's corpus is too small to measure a lexical retriever's robustness there, "
+            "and the harness marks such a task/K *saturated* (`task_info.saturated_at`, the table's "
+            "footnote, the leaderboard's `ˢ`). The paper's corpora are whole domains (137K-217K products) and "
+            "are not saturated: its BM25 Flip@20 of 22.5% needs a Hit@20 of at most 87% on one side "
+            "(Flip@K <= 2p(1-p)). Build a whole category (`--source hub`, or a local copy of its files) to "
+            "measure robustness at K >= 5.",
+        ]
+    )
+
+
+def _typo_section(workdirs: Sequence[WorkDir]) -> str:
+    """The typo study's table per domain (:mod:`pqb.builders.reports.typo_study`, without the authors'
+    release column, which depends on a local third-party file); empty when no work dir has error pairs."""
+    from pqb.builders.reports.typo_study import render, typo_study
+    from pqb.builders.workdir import PAIRS
+
+    parts = [
+        f"**{wd.domain}**:\n\n" + render(typo_study(wd, release=False)).rstrip()
+        for wd in sorted(workdirs, key=lambda w: w.domain)
+        if (wd.path / PAIRS).is_file()
+    ]
+    return "\n\n".join(parts)
+
+
 def _syntactic_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
     """Per domain: distinct skeletons of the selected queries, the threshold rule, the audit pass rate,
     and whether users failing the audit were paired."""
@@ -457,6 +506,10 @@ def render_card(
             "**target_products** = distinct `asin` of the rows; **corpus_documents** = rows of "
             "`<domain>-corpus`.",
             "",
+            "## What this build can measure: saturation",
+            "",
+            _saturation_section(dataset_dir) or "- (no corpus built)",
+            "",
             "## How the queries were made",
             "",
             _method_section(workdirs) or "- (no build information recorded)",
@@ -475,6 +528,20 @@ def render_card(
             "## Error pairs: dose, locations, evidence",
             "",
             _error_section(dataset_dir),
+            "",
+            "## Injected typos beside real typing slips",
+            "",
+            "`pqb-build validate typos` puts the injected edits beside real typing slips that were never "
+            "used to estimate the slip channel (held-out repositories), with 95% bootstrap CIs over slips "
+            "(it adds the authors' released typos when a local copy exists). Every slip is read by one "
+            "Damerau-Levenshtein rule; *implausible as a motor slip* = an insertion that is neither a "
+            "QWERTY neighbour of an adjacent letter, nor a copy of a letter within 3 places, nor a vowel, "
+            "an inserted letter of another case, or a substitution that is none of neighbour, "
+            "vowel-for-vowel, nearby copy, sound-alike. The real slips' *multi-letter or other* share "
+            'includes renames ("Note" -> "Post"), which no injector should make; the injector makes '
+            "single-letter slips only.",
+            "",
+            _typo_section(workdirs) or "- (no build information recorded)",
             "",
             "## Privacy: pseudonymous user ids",
             "",

@@ -233,14 +233,17 @@ def _row_edits(rows: Sequence[dict[str, Any]], column: str) -> list[Pair]:
     return [(str(e["edited"]), str(e["original"])) for r in rows for e in (r.get(column) or [])]
 
 
-def run_typo_study(
+def typo_study(
     workdir: WorkDir,
     *,
     seed: int = 0,
     n_boot: int = 1000,
+    release: bool = True,
     progress: Callable[[str], None] = log.info,
 ) -> dict[str, Any]:
-    """Run the study on a built work dir; write ``validation/typo_study.{json,md}``; return the JSON."""
+    """The study of a built work dir as JSON. ``release=False`` leaves out the authors' release column: the
+    card's table uses only what the build itself reads, so the card is the same with or without a local
+    copy of the release."""
     path = typos_path()
     slips = read_slips(path)
     held = [(s.typed, s.intended) for s in slips if holdout(s.source)]
@@ -252,9 +255,9 @@ def run_typo_study(
         rows = [r for r in read_parquet(pairs_file).to_pylist() if r.get("error_query") is not None]
         columns["injected (dose)"] = _row_edits(rows, "error_edits")
         columns["injected (chain)"] = _row_edits(rows, "error_chain")
-    release = release_slips(workdir.domain)
-    if release:
-        columns["authors' release"] = release
+    released = release_slips(workdir.domain) if release else []
+    if released:
+        columns["authors' release"] = released
     columns["simulated, held-out words"] = simulate([w for _, w in held], channel, seed)
     columns["real, held-out"] = held
     columns["real, estimation share"] = est
@@ -265,6 +268,18 @@ def run_typo_study(
     ref = out["columns"]["real, held-out"]["mechanisms"]
     for col in out["columns"].values():
         col["mechanism_tvd_vs_held_out"] = tvd(col["mechanisms"], ref)
+    return out
+
+
+def run_typo_study(
+    workdir: WorkDir,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    progress: Callable[[str], None] = log.info,
+) -> dict[str, Any]:
+    """Run the study on a built work dir; write ``validation/typo_study.{json,md}``; return the JSON."""
+    out = typo_study(workdir, seed=seed, n_boot=n_boot, progress=progress)
     vdir = workdir.path / VALIDATION_DIR
     vdir.mkdir(parents=True, exist_ok=True)
     atomic_write_json(vdir / "typo_study.json", out)

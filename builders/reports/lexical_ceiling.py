@@ -1,0 +1,108 @@
+"""How close to the ceiling a plain lexical retriever is on a built corpus: the card's saturation section.
+
+A robustness metric (Flip@K, Deg@K) can only move where the target is sometimes in the top K and
+sometimes not: when both sides of every pair find it (Hit@K near 1), a Flip@K or Deg@K of 0 says "no room
+to flip", not "robust". A small corpus (the embedded slice has 1,488 documents) is such a case for BM25,
+so the card states the measured Hit@K beside the paper's whole-domain scale.
+
+The retriever is bm25s itself, with the settings of the harness's default ``bm25`` (k1=1.5, b=0.75,
+``method="lucene"``, English stopwords, documents read as ``title + " " + text``), and ranks follow the
+harness's tie rule (1 + documents scoring higher + documents tying within 1e-6 relative that come earlier
+in corpus id order). The builders never import the harness; a test checks that these figures equal
+``pqb-harness run --model bm25`` on the committed dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+K_VALUES = (1, 5, 10, 20)
+SATURATION_HIT = 0.95
+"""Both sides' Hit@K above this: the harness marks the task saturated at K (``task_info.saturated_at``)."""
+TIE_RTOL = 1e-6
+
+
+def _ranks(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Rank of each row's target under the tie rule: higher scores, then near-ties earlier in order."""
+    t = scores[np.arange(len(targets)), targets][:, None]
+    tol = TIE_RTOL * np.maximum(np.abs(t), np.finfo(np.float64).tiny)
+    near = np.abs(scores - t) <= tol
+    higher = (scores > t) & ~near
+    earlier = np.arange(scores.shape[1])[None, :] < targets[:, None]
+    return 1 + higher.sum(axis=1) + (near & earlier).sum(axis=1)
+
+
+def bm25_ranks(
+    corpus: Sequence[Mapping[str, Any]], queries: Sequence[str], targets: Sequence[str]
+) -> np.ndarray:
+    """The harness-default BM25 rank of each query's target document (``corpus``: rows with ``id``,
+    ``title``, ``text``)."""
+    import bm25s
+
+    docs = sorted(corpus, key=lambda d: str(d["id"]))
+    index = {str(d["id"]): i for i, d in enumerate(docs)}
+    model = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    texts = [f"{d.get('title') or ''} {d.get('text') or ''}" for d in docs]
+    model.index(
+        bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False), show_progress=False
+    )
+    tokens = bm25s.tokenize(list(queries), stopwords="en", return_ids=False, show_progress=False)
+    scores = np.stack([np.asarray(model.get_scores(q), dtype=np.float64) for q in tokens])
+    return _ranks(scores, np.array([index[str(t)] for t in targets]))
+
+
+def lexical_ceiling(corpus: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Hit@K of harness-default BM25 on a domain's rows: all syntactic queries, and the clean and typo'd
+    sides of the error pairs; with the K at which each pair type is saturated."""
+    err = [r for r in rows if r.get("error_query") is not None]
+    sides = {
+        "syntactic": ([r["query"] for r in rows], [r["asin"] for r in rows]),
+        "error, clean": ([r["query"] for r in err], [r["asin"] for r in err]),
+        "error, typo'd": ([r["error_query"] for r in err], [r["asin"] for r in err]),
+    }
+    hits: dict[str, dict[str, Any]] = {}
+    for name, (queries, targets) in sides.items():
+        ranks = bm25_ranks(corpus, queries, targets) if queries else np.zeros(0, dtype=int)
+        hits[name] = {
+            "n": len(queries),
+            **{f"hit@{k}": float(np.mean(ranks <= k)) if len(ranks) else None for k in K_VALUES},
+        }
+
+    def saturated(*names: str) -> list[int]:
+        return [k for k in K_VALUES if all((hits[n][f"hit@{k}"] or 0.0) > SATURATION_HIT for n in names)]
+
+    return {
+        "documents": len(corpus),
+        "hits": hits,
+        "saturated_at": {
+            "syntactic": saturated("syntactic"),
+            "error": saturated("error, clean", "error, typo'd"),
+        },
+    }
+
+
+def render(domain: str, ceiling: Mapping[str, Any]) -> str:
+    """The card's table and sentence for one domain."""
+    head = "| queries | n | " + " | ".join(f"Hit@{k}" for k in K_VALUES) + " |"
+    lines = [
+        f"**{domain}** ({ceiling['documents']:,} documents):",
+        "",
+        head,
+        "|---|---|" + "---|" * len(K_VALUES),
+    ]
+    for name, h in ceiling["hits"].items():
+        cells = " | ".join("–" if h[f"hit@{k}"] is None else f"{100 * h[f'hit@{k}']:.1f}%" for k in K_VALUES)
+        lines.append(f"| {name} | {h['n']} | {cells} |")
+    sat = ceiling["saturated_at"]
+    lines += [
+        "",
+        "Saturated (both sides' Hit@K > 95%) for BM25 at K = "
+        + (", ".join(map(str, sat["syntactic"])) or "none")
+        + " on syntactic pairs and K = "
+        + (", ".join(map(str, sat["error"])) or "none")
+        + " on error pairs.",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,34 @@
+"""The card's saturation figures (builders/reports/lexical_ceiling.py): the harness's tie rule and Hit@K."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pqb.builders.reports.lexical_ceiling import _ranks, lexical_ceiling, render
+
+
+def test_ranks_follow_the_harness_tie_rule() -> None:
+    scores = np.array([[3.0, 2.0, 2.0 * (1 + 1e-7), 1.0], [3.0, 2.0, 2.0 * (1 + 1e-7), 1.0]])
+    # target 2 ties (within 1e-6) with doc 1, which comes earlier: rank 3; target 1: doc 2 comes later
+    assert _ranks(scores, np.array([2, 1])).tolist() == [3, 2]
+    assert _ranks(np.array([[0.0, 0.0, 0.0]]), np.array([2])).tolist() == [3]  # zero scores tie too
+
+
+def test_lexical_ceiling_hits_and_saturation() -> None:
+    corpus = [
+        {"id": "b", "title": "Racing wheel", "text": "with pedals and force feedback"},
+        {"id": "a", "title": "Controller", "text": "wireless controller for the switch, long battery"},
+        {"id": "c", "title": "Headset", "text": "gaming headset with microphone"},
+    ]
+    rows = [
+        {"query": "wireless controller battery", "asin": "a", "error_query": "wireles controller battery"},
+        {"query": "racing wheel pedals", "asin": "b", "error_query": "zzz qqq"},
+        {"query": "gaming headset microphone", "asin": "c", "error_query": None},
+    ]
+    c = lexical_ceiling(corpus, rows)
+    assert c["documents"] == 3 and c["hits"]["syntactic"]["n"] == 3 and c["hits"]["error, clean"]["n"] == 2
+    assert c["hits"]["syntactic"]["hit@1"] == 1.0 and c["hits"]["error, clean"]["hit@1"] == 1.0
+    # "zzz qqq" scores 0 everywhere: rank 2 ("a" and "b" tie at 0; "a" comes first), a Hit@1 of 1/2
+    assert c["hits"]["error, typo'd"]["hit@1"] == 0.5 and c["hits"]["error, typo'd"]["hit@5"] == 1.0
+    assert c["saturated_at"] == {"syntactic": [1, 5, 10, 20], "error": [5, 10, 20]}
+    assert "K = 1, 5, 10, 20 on syntactic pairs and K = 5, 10, 20 on error pairs" in render("toy", c)
