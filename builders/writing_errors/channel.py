@@ -56,7 +56,7 @@ RATE_PRIOR_WEIGHT = 20.0
 """Pseudo-chances behind each site rate's prior (the operation's overall rate)."""
 LETTER_PRIOR_WEIGHT = 5.0
 """Pseudo-slips behind each letter distribution's class prior."""
-CHANNEL_VERSION = 2
+CHANNEL_VERSION = 3
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 VOWELS = frozenset("aeiou")
 START, END = "^", "$"
@@ -104,8 +104,14 @@ def typos_path(path: Path | str | None = None) -> Path:
 def read_slips(path: Path | str | None = None) -> list[Slip]:
     """Word-level slips from the calibration CSV: each identifier pair is split into words
     (:data:`SPLIT`), and only pairs with as many words on both sides and exactly one differing word
-    (ignoring case) are kept, as that word pair. Rows without a repository are skipped."""
+    (ignoring case) are kept, as that word pair. Rows without a repository are skipped.
+
+    Each distinct slip counts once per repository (its first row; case ignored). The file has one row
+    per fixed *line*, so one typo copied across a codebase, or one rename mined as a "typo" fix
+    ("vatricia" -> "patricia" on 7 lines of one repository), would otherwise weigh as many slips as it
+    has lines: 22% of the kept rows repeat a (repository, typed, intended) triple."""
     out: list[Slip] = []
+    seen: set[tuple[str, str, str]] = set()
     with open(typos_path(path), newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             repo, wrong, correct = row.get("repository"), row.get("wrong"), row.get("correct")
@@ -116,7 +122,10 @@ def read_slips(path: Path | str | None = None) -> list[Slip]:
                 continue
             diff = [(x, y) for x, y in zip(a, b, strict=True) if x.lower() != y.lower()]
             if len(diff) == 1 and diff[0][0].isalpha() and diff[0][1].isalpha():
-                out.append(Slip(diff[0][0], diff[0][1], repo))
+                key = (repo, diff[0][0].lower(), diff[0][1].lower())
+                if key not in seen:
+                    seen.add(key)
+                    out.append(Slip(diff[0][0], diff[0][1], repo))
     return out
 
 
