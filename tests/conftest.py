@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -43,24 +44,23 @@ def app() -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="session")
-def _synthetic_typos_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="session", autouse=True)
+def _slip_channel_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The pair stage's slip channel (and the card's typo study) read real slips from ``PQB_TYPOS_DIR``.
+    Where they are absent (a clone without the shared data folder), the whole session gets a SYNTHETIC
+    stand-in of hand-written slips (``pqb_fixtures.TOY_SLIPS``) so builds on synthetic inputs still run,
+    module-scoped build fixtures included; ``PQB_TESTS_SYNTHETIC_TYPOS=1`` tells a test that compares a
+    build with the committed dataset to skip."""
     from pqb_fixtures import write_toy_typos
 
-    return write_toy_typos(tmp_path_factory.mktemp("synthetic_typos"))
-
-
-@pytest.fixture(autouse=True)
-def _slip_channel_data(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pair stage's slip channel reads real slips from ``PQB_TYPOS_DIR``. Where they are absent (a
-    clone without the shared data folder), tests get a SYNTHETIC stand-in of hand-written slips
-    (``pqb_fixtures.TOY_SLIPS``) so builds on synthetic inputs still run; ``PQB_TESTS_SYNTHETIC_TYPOS=1``
-    tells a test that compares a build with the committed dataset to skip."""
     from pqb.dataset import settings
 
     if (settings.PQB_TYPOS_DIR / "srcd_typos_calibration.csv").is_file():
+        yield
         return
-    d = request.getfixturevalue("_synthetic_typos_dir")
-    monkeypatch.setattr(settings, "PQB_TYPOS_DIR", d)
-    monkeypatch.setenv("PQB_TYPOS_DIR", str(d))
-    monkeypatch.setenv("PQB_TESTS_SYNTHETIC_TYPOS", "1")
+    d = write_toy_typos(tmp_path_factory.mktemp("synthetic_typos"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(settings, "PQB_TYPOS_DIR", d)
+        mp.setenv("PQB_TYPOS_DIR", str(d))
+        mp.setenv("PQB_TESTS_SYNTHETIC_TYPOS", "1")
+        yield
