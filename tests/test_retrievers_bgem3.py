@@ -60,7 +60,7 @@ def _manual(ckpt, text, max_length=512):
 
 
 def test_components_equal_the_heads_written_out(ckpt, cache):
-    r = create_retriever("bge-m3", {"pretrained": str(ckpt)})
+    r = create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"})
     r.index(CORPUS, cache_dir=cache)
     parts = r.component_scores(QUERIES)
     for qi, q in enumerate(QUERIES):
@@ -76,14 +76,14 @@ def test_components_equal_the_heads_written_out(ckpt, cache):
 
 
 def test_paper_fusion_is_zscored_1_0_3_1_and_weighted_sum_is_flagembeddings(ckpt, cache):
-    r = create_retriever("bge-m3", {"pretrained": str(ckpt)})
+    r = create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"})
     r.index(CORPUS, cache_dir=cache)
     assert r.stats["index_cache_hits"] == 1 and r.stats["docs_encoded"] == 0
     p = r.component_scores(QUERIES)
     want = zscore_rows(p["dense"]) + 0.3 * zscore_rows(p["sparse"]) + zscore_rows(p["colbert"])
     np.testing.assert_allclose(r.score(QUERIES), want, rtol=1e-4, atol=1e-5)
     ws = create_retriever(
-        "bge-m3", {"pretrained": str(ckpt), "fusion": "weighted_sum", "weights": "0.4+0.2+0.4"}
+        "bge-m3", {"pretrained": str(ckpt), "fusion": "weighted_sum", "weights": "0.4+0.2+0.4", "dtype": "fp32"}
     )
     ws.index(CORPUS, cache_dir=cache)
     np.testing.assert_allclose(
@@ -92,8 +92,8 @@ def test_paper_fusion_is_zscored_1_0_3_1_and_weighted_sum_is_flagembeddings(ckpt
 
 
 def test_no_multivector_truncation_by_default_and_the_papers_cut_as_an_option(ckpt, cache):
-    full = create_retriever("bge-m3", {"pretrained": str(ckpt)})
-    cut = create_retriever("bge-m3", {"pretrained": str(ckpt), "colbert_max_tokens": 2})
+    full = create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"})
+    cut = create_retriever("bge-m3", {"pretrained": str(ckpt), "colbert_max_tokens": 2, "dtype": "fp32"})
     full.index(CORPUS, cache_dir=cache)
     cut.index(CORPUS, cache_dir=cache)
     assert cut.stats["docs_encoded"] == 4  # a different setting is a different index
@@ -103,9 +103,9 @@ def test_no_multivector_truncation_by_default_and_the_papers_cut_as_an_option(ck
 
 
 def test_dense_only_variant(ckpt, cache):
-    r = create_retriever("bge-m3-dense", {"pretrained": str(ckpt)})
+    r = create_retriever("bge-m3-dense", {"pretrained": str(ckpt), "dtype": "fp32"})
     r.index(CORPUS, cache_dir=cache)
-    full = create_retriever("bge-m3", {"pretrained": str(ckpt)})
+    full = create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"})
     full.index(CORPUS, cache_dir=cache)
     np.testing.assert_allclose(r.score(QUERIES), full.component_scores(QUERIES)["dense"], atol=1e-6)
     assert r.describe()["components"] == ["dense"]

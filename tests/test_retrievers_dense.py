@@ -28,7 +28,7 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def minilm(cache):
-    r = create_retriever("minilm")
+    r = create_retriever("minilm", {"dtype": "fp32"})
     r.index(CORPUS, cache_dir=cache)
     return r
 
@@ -63,14 +63,14 @@ def test_describe_names_minilm_and_the_model_it_stands_in_for(minilm):
 
 
 def test_second_index_reads_the_embedding_cache(minilm, cache):
-    again = create_retriever("minilm")
+    again = create_retriever("minilm", {"dtype": "fp32"})
     again.index(CORPUS, cache_dir=cache)
     assert again.stats["index_cache_hits"] == 1 and again.stats["docs_encoded"] == 0
     np.testing.assert_allclose(again.score(QUERIES), minilm.score(QUERIES), atol=1e-6)
 
 
 def test_cache_settings_do_not_change_when_the_model_loads():
-    r = create_retriever("minilm")
+    r = create_retriever("minilm", {"dtype": "fp32"})
     before = r.cache_settings()
     r.index(CORPUS)
     assert r.cache_settings() == before
@@ -78,7 +78,7 @@ def test_cache_settings_do_not_change_when_the_model_loads():
 
 def test_faiss_flat_ip_gives_the_same_lists(minilm):
     pytest.importorskip("faiss", reason="faiss-cpu not installed (optional: use_faiss=true)")
-    r = create_retriever("minilm", {"use_faiss": True})
+    r = create_retriever("minilm", {"use_faiss": True, "dtype": "fp32"})
     r.index(CORPUS)
     np.testing.assert_array_equal(r.search(QUERIES, 3).indices, minilm.search(QUERIES, 3).indices)
 

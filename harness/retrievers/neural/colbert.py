@@ -261,7 +261,7 @@ class ColBERTRetriever(NeuralRetriever):
             )
         q = self.encode(list(queries), query=True, desc="ColBERT queries")
         self.stats["queries_encoded"] += len(queries)
-        return maxsim_scores(q, self.tokens, self.offsets, device=self.device)
+        return maxsim_scores(q, self.tokens, self.offsets, device=self.device, dtype=self.dtype)
 
     def search(self, queries: Sequence[str], k: int) -> SearchResult:
         if self.mode == "exhaustive":
@@ -278,7 +278,7 @@ class ColBERTRetriever(NeuralRetriever):
             self._encode_missing(cand)
             vecs = [self._doc_memo[int(d)] for d in cand]
             tokens, offsets = pack_token_vectors(vecs, self.linear.out_features)
-            s = maxsim_scores([q[qi]], tokens, offsets, device=self.device)[0]
+            s = maxsim_scores([q[qi]], tokens, offsets, device=self.device, dtype=self.dtype)[0]
             order = np.lexsort((np.arange(len(cand)), -s))[:depth]  # MaxSim desc, first-stage rank asc
             out_idx[qi, : len(order)] = cand[order]
             out_sc[qi, : len(order)] = s[order]

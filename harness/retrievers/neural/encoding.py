@@ -62,10 +62,20 @@ def resolve_device(device: str | None) -> str:
         if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
             return "mps"
         return "cpu"
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise ModelArgsError(
-            f"device={device!r} was requested but torch sees no CUDA device; use --device cpu."
-        )
+    if str(device).startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ModelArgsError(
+                f"device={device!r} was requested but torch sees no CUDA device; use --device cpu."
+            )
+        try:
+            index = torch.device(str(device)).index
+        except RuntimeError as exc:
+            raise ModelArgsError(f"device={device!r} is not a device name (cuda, cuda:0, cpu, mps)") from exc
+        n = torch.cuda.device_count()
+        if index is not None and index >= n:  # else a raw "invalid device ordinal" at the first kernel
+            raise ModelArgsError(
+                f"device={device!r} was requested but torch sees {n} CUDA device(s) (cuda:0..cuda:{n - 1})."
+            )
     return str(device)
 
 
@@ -683,6 +693,7 @@ def maxsim_scores(
     max_cells: int = 1 << 26,
     average: bool = False,
     doc_subset: np.ndarray | None = None,
+    dtype: torch.dtype | None = None,
 ) -> np.ndarray:
     """Exhaustive MaxSim: ``Σ_q max_d <q, d>`` for every query against every document (or ``doc_subset``).
 
@@ -690,7 +701,9 @@ def maxsim_scores(
     of whole documents whose token count keeps ``R × chunk`` under ``max_cells``. Per chunk, one matrix
     product gives every token similarity, ``scatter_reduce(amax)`` takes the max within each document,
     and ``index_add`` sums over each query's tokens. ``average=True`` divides by the number of query
-    vectors (BGE-M3's ``colbert_score``). Documents without tokens score 0.
+    vectors (BGE-M3's ``colbert_score``). Documents without tokens score 0. ``dtype``: the retriever's
+    dtype; the products run in fp32 on the CPU or when it is fp32 (``dtype=fp32`` on CUDA is fp32 here
+    too), otherwise in fp16.
     """
     import torch
 
@@ -699,7 +712,9 @@ def maxsim_scores(
     out = np.zeros((n_q, len(doc_ids)), np.float32)
     if n_q == 0 or len(doc_ids) == 0:
         return out
-    dtype = torch.float32 if device == "cpu" else torch.float16
+    # fp32 on the CPU (half precision is slow there) and wherever the retriever runs in fp32; else fp16
+    # (normalised token vectors: fp16's 10-bit mantissa beats bf16's 7 bits for the same cost)
+    dtype = torch.float32 if device == "cpu" or dtype == torch.float32 else torch.float16
     q_rows = torch.from_numpy(np.concatenate([np.asarray(q, np.float32) for q in queries])).to(device, dtype)
     owner = torch.from_numpy(np.repeat(np.arange(n_q), [len(q) for q in queries])).to(device)
     n_vecs = torch.tensor([max(1, len(q)) for q in queries], dtype=torch.float32)
