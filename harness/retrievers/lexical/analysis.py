@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pqb.harness.retrievers.lexical import word_runs
 from pqb.harness.retrievers.lexical.porter import porter_stem
 
 LUCENE_STOPWORDS = frozenset(
@@ -126,41 +127,54 @@ class _BulkAnalyzer:
     def tokenize(self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool) -> Tokenized:
         """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``.
 
-        Texts are split in batches of ``BATCH`` tokens, and each batch is mapped to term ids before the
-        next is split, so only one batch of token strings and raw ids is alive. Each distinct raw token
-        is normalised once, when first seen; terms enter ``vocab`` in first-occurrence order."""
-        raw_ids: dict[str, int] = {}
+        Texts are taken in batches of about ``BATCH`` characters (at most 4,096 texts), and each batch is
+        mapped to term ids (:meth:`_batch_raw_ids`) before the next is read, so only one batch of token
+        strings and raw ids is alive. Each distinct raw token is normalised once, when first seen; terms
+        enter ``vocab`` in first-occurrence order, so batch sizes change no id."""
+        raw_ids: dict[object, int] = {}
         lut = np.empty(0, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
         ids: list[np.ndarray] = []
         lengths: list[np.ndarray] = []
-        counts: list[int] = []
         batch: list[str] = []
+        chars = 0
 
         def flush() -> None:
             nonlocal lut
-            raw, new = self._raw_ids(batch, raw_ids)
+            raw, counts, new = self._batch_raw_ids(batch, raw_ids)
             if new:
                 lut = np.concatenate([lut, self._term_ids(new, vocab, grow)])
             mapped = lut[raw]
             keep = mapped != -2
-            doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+            doc = np.repeat(np.arange(len(batch), dtype=np.int32), counts)
             ids.append(mapped[keep])
-            lengths.append(np.bincount(doc[keep], minlength=len(counts)))
+            lengths.append(np.bincount(doc[keep], minlength=len(batch)))
             batch.clear()
-            counts.clear()
 
         for text in texts:
-            toks = self.split(text or "")
-            counts.append(len(toks))
-            batch.extend(toks)
-            if len(batch) >= self.BATCH or len(counts) == 4096:
+            batch.append(text or "")
+            chars += len(batch[-1])
+            if chars >= self.BATCH or len(batch) == 4096:
                 flush()
+                chars = 0
         flush()
         offsets = np.zeros(sum(map(len, lengths)) + 1, np.int64)
         np.cumsum(np.concatenate(lengths), out=offsets[1:])
         return Tokenized(np.concatenate(ids), offsets)
 
-    BATCH = 1_000_000
+    BATCH = 4_000_000
+    """Characters per tokenizer batch (about 4,000 real-length documents)."""
+
+    def _batch_raw_ids(self, texts: list[str], raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:  # fmt: skip
+        """(raw id of every token of ``texts`` in order (int32), tokens per text, the raw tokens first seen
+        here in first-occurrence order, whose ids were appended to ``raw_ids``)."""
+        counts = np.zeros(len(texts), np.int64)
+        tokens: list[str] = []
+        for i, text in enumerate(texts):
+            toks = self.split(text)
+            counts[i] = len(toks)
+            tokens += toks
+        raw, new = self._raw_ids(tokens, raw_ids)
+        return raw, counts, new
 
     def _term_ids(self, raws: list[str], vocab: dict[str, int], grow: bool) -> np.ndarray:
         """Term id of each raw token (``-2`` = dropped, ``-1`` = outside a frozen ``vocab``)."""
@@ -175,7 +189,7 @@ class _BulkAnalyzer:
         return out
 
     @staticmethod
-    def _raw_ids(tokens: list[str], raw_ids: dict[str, int]) -> tuple[np.ndarray, list[str]]:
+    def _raw_ids(tokens: list[str], raw_ids: dict[object, int]) -> tuple[np.ndarray, list[str]]:
         """(ids of ``tokens`` in ``raw_ids`` as int32, the tokens first seen here, which are appended)."""
         new = [t for t in dict.fromkeys(tokens) if t not in raw_ids]
         for t in new:
@@ -193,14 +207,26 @@ class RegexAnalyzer(_BulkAnalyzer):
         lower: bool = True,
         stopwords: Iterable[str] = (),
         stemmer: Callable[[list[str]], list[str]] | None = None,
+        word_runs_enabled: bool = True,
     ) -> None:
+        """``word_runs_enabled=False`` forces one ``findall`` per text (the reference the compiled word-run
+        path is tested against)."""
         self._findall = re.compile(token_pattern).findall
         self.lower = lower
         self.stopwords = frozenset(stopwords)
         self.stem_words = stemmer
+        self.min_run = word_runs.WORD_RUN_PATTERNS.get(token_pattern) if word_runs_enabled else None
+        """The compiled path's minimum run length when ``token_pattern`` is a word-run pattern, else ``None``."""
 
     def split(self, text: str) -> list[str]:
         return self._findall(text.lower() if self.lower else text)
+
+    def _batch_raw_ids(self, texts: list[str], raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:  # fmt: skip
+        """With a word-run pattern, :func:`.word_runs.batch_raw_ids` (the batch's runs found with numpy, the
+        same tokens); else one ``findall`` per text."""
+        if self.min_run is None:
+            return super()._batch_raw_ids(texts, raw_ids)
+        return word_runs.batch_raw_ids(texts, raw_ids, min_run=self.min_run, lower=self.lower)
 
     def terms(self, raws: Sequence[str]) -> list[str | None]:
         kept = [r for r in raws if r not in self.stopwords]
