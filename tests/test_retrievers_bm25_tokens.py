@@ -152,3 +152,69 @@ def test_index_of_word_runs_equals_index_of_findall():
     pa, pb = ii.Postings.build(a, len(va)), ii.Postings.build(b, len(vb))
     for name in ("indptr", "docs", "tf", "doc_len"):
         np.testing.assert_array_equal(getattr(pa, name), getattr(pb, name))
+
+
+def _reference_postings(tokens: Tokenized, n_terms: int) -> ii.Postings:
+    """The index as built before issue 32: every (term, document) key of the corpus in one argsort."""
+    n_docs = len(tokens)
+    doc_len = tokens.lengths().astype(np.int64)
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
+    keys = np.unique(doc * max(n_terms, 1) + tokens.ids)
+    tf = np.unique(doc * max(n_terms, 1) + tokens.ids, return_counts=True)[1].astype(np.float32)
+    d, t = (keys // max(n_terms, 1)).astype(np.int32), (keys % max(n_terms, 1)).astype(np.int32)
+    order = np.argsort(t.astype(np.int64) * n_docs + d)
+    indptr = np.zeros(n_terms + 1, np.int64)
+    np.cumsum(np.bincount(t, minlength=n_terms), out=indptr[1:])
+    return ii.Postings(indptr, d[order], tf[order], doc_len)
+
+
+def _assert_postings_equal(a: ii.Postings, b: ii.Postings) -> None:
+    for name in ("indptr", "docs", "tf", "doc_len"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype, name
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("batch", [40, 1_000, 4_000_000])
+def test_streamed_index_equals_one_sort(batch, monkeypatch):
+    """PostingsBuilder fed the tokenizer's blocks (any size, empty documents and blocks included) equals
+    the single global sort, and Postings.build."""
+    monkeypatch.setattr(analysis._BulkAnalyzer, "BATCH", batch)
+    rng = np.random.default_rng(1)
+    words = [*(w for t in EDGE_CASES for w in t.split()), *(f"w{i}" for i in range(300))]
+    texts = [" ".join(rng.choice(words, rng.integers(0, 60))) for _ in range(2_000)]
+    texts[100:180] = [""] * 80  # a whole block of empty documents
+    an = RegexAnalyzer(r"(?u)\b\w\w+\b", stopwords=STOPWORDS_EN)
+    vocab: dict[str, int] = {}
+    builder = ii.PostingsBuilder()
+    for block in an.tokenize_blocks(texts, vocab, grow=True):
+        builder.add(block)
+    streamed = builder.finish(len(vocab))
+    again: dict[str, int] = {}
+    tokens = an.tokenize(texts, again, grow=True)
+    assert again == vocab
+    _assert_postings_equal(streamed, _reference_postings(tokens, len(vocab)))
+    _assert_postings_equal(streamed, ii.Postings.build(tokens, len(vocab)))
+
+
+def test_empty_corpus_index():
+    builder = ii.PostingsBuilder()
+    p = builder.finish(0)
+    assert p.n_docs == 0 and p.n_terms == 0 and len(p.docs) == 0
+
+
+@pytest.mark.skipif(
+    not config_path(DS, "video_games-corpus").exists(), reason="pqb_dataset/ has not been built"
+)
+def test_streamed_index_equals_one_sort_on_the_real_corpus():
+    from pqb.harness.evaluation.data import build_corpus
+    from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
+
+    t = pq.read_table(config_path(DS, "video_games-corpus")).to_pydict()
+    for args in ({}, {"variant": "lucene"}):
+        r = BM25Retriever(**args)
+        r.index(build_corpus(t["id"], t["title"], t["text"]))
+        vocab: dict[str, int] = {}
+        tokens = r._make_analyzer().tokenize(r._doc_texts(r.corpus), vocab, grow=True)
+        assert vocab == r._vocab
+        _assert_postings_equal(r._scorer.postings, _reference_postings(tokens, len(vocab)))

@@ -21,7 +21,7 @@ one regex pass plus a dictionary lookup per token.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,20 +125,31 @@ class _BulkAnalyzer:
         return [self.term(r) for r in raws]
 
     def tokenize(self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool) -> Tokenized:
-        """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``.
+        """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``
+        (the blocks of :meth:`tokenize_blocks`, concatenated)."""
+        blocks = list(self.tokenize_blocks(texts, vocab, grow=grow))
+        if not blocks:
+            return Tokenized(np.zeros(0, np.int32), np.zeros(1, np.int64))
+        offsets = np.zeros(sum(map(len, blocks)) + 1, np.int64)
+        np.cumsum(np.concatenate([b.lengths() for b in blocks]), out=offsets[1:])
+        return Tokenized(np.concatenate([b.ids for b in blocks]), offsets)
 
-        Texts are taken in batches of about ``BATCH`` characters (at most 4,096 texts), and each batch is
-        mapped to term ids (:meth:`_batch_raw_ids`) before the next is read, so only one batch of token
-        strings and raw ids is alive. Each distinct raw token is normalised once, when first seen; terms
-        enter ``vocab`` in first-occurrence order, so batch sizes change no id."""
+    def tokenize_blocks(
+        self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool
+    ) -> Iterator[Tokenized]:
+        """The term ids of ``texts``, one :class:`Tokenized` block of consecutive texts at a time.
+
+        Why blocks: an index is built from them as they come (:class:`.inverted_index.PostingsBuilder`),
+        so the token ids of the whole corpus are never held at once. Texts are taken in batches of about
+        ``BATCH`` characters (at most 4,096 texts), each mapped to term ids (:meth:`_batch_raw_ids`)
+        before the next is read. Each distinct raw token is normalised once, when first seen; terms enter
+        ``vocab`` in first-occurrence order, so batch sizes change no id."""
         raw_ids: dict[object, int] = {}
         lut = np.empty(0, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
-        ids: list[np.ndarray] = []
-        lengths: list[np.ndarray] = []
         batch: list[str] = []
         chars = 0
 
-        def flush() -> None:
+        def flush() -> Tokenized:
             nonlocal lut
             raw, counts, new = self._batch_raw_ids(batch, raw_ids)
             if new:
@@ -146,20 +157,19 @@ class _BulkAnalyzer:
             mapped = lut[raw]
             keep = mapped != -2
             doc = np.repeat(np.arange(len(batch), dtype=np.int32), counts)
-            ids.append(mapped[keep])
-            lengths.append(np.bincount(doc[keep], minlength=len(batch)))
+            offsets = np.zeros(len(batch) + 1, np.int64)
+            np.cumsum(np.bincount(doc[keep], minlength=len(batch)), out=offsets[1:])
             batch.clear()
+            return Tokenized(mapped[keep], offsets)
 
         for text in texts:
             batch.append(text or "")
             chars += len(batch[-1])
             if chars >= self.BATCH or len(batch) == 4096:
-                flush()
+                yield flush()
                 chars = 0
-        flush()
-        offsets = np.zeros(sum(map(len, lengths)) + 1, np.int64)
-        np.cumsum(np.concatenate(lengths), out=offsets[1:])
-        return Tokenized(np.concatenate(ids), offsets)
+        if batch:
+            yield flush()
 
     BATCH = 4_000_000
     """Characters per tokenizer batch (about 4,000 real-length documents)."""

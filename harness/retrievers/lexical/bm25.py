@@ -201,9 +201,10 @@ class BM25Retriever(Retriever):
             self._vocab = {}
             texts = bar(self._doc_texts(corpus), desc=f"BM25 indexing ({len(corpus)} docs)", total=len(corpus),
                         unit="doc", leave=False, dynamic_ncols=True)  # fmt: skip
-            tokens = self._analyzer.tokenize(texts, self._vocab, grow=True)
-            postings = inverted_index.Postings.build(tokens, len(self._vocab))
-            del tokens  # the flat token ids are the largest array; free them before the weights
+            builder = inverted_index.PostingsBuilder()  # streamed: the corpus's token ids are never all held
+            for block in self._analyzer.tokenize_blocks(texts, self._vocab, grow=True):
+                builder.add(block)
+            postings = builder.finish(len(self._vocab))
             self.stats["docs_encoded"] += len(corpus)
             if folder is not None:
                 inverted_index.save(folder, postings, self._vocab)
