@@ -87,11 +87,11 @@ class PostingsBuilder:
 
     Why: the analyzer's token ids of a whole corpus (4 bytes a token) and one global sort of every
     (term, document) pair (two int64 arrays per posting) were BM25's peak memory at 200K real-length
-    documents (issue 32). Here each block's (document, term) keys are sorted and counted at once, and
-    only the distinct (document, term, tf) triples are kept (12 bytes per posting); :meth:`finish` then
-    places them term-major block by block, each block sorted by term alone (a stable sort keeps its
-    documents ascending, and blocks come in document order). The result equals one sort of every
-    (term, document) key (tests/test_retrievers_bm25_tokens.py compares them)."""
+    documents (issue 32). Here each block's (term, document) keys are sorted and counted at once, and
+    only the distinct (document, term, tf) triples are kept (12 bytes per posting), term-major within
+    the block; :meth:`finish` then copies each block's run of each term to that term's next free slots
+    (blocks come in document order, so every term's documents stay ascending). The result equals one
+    sort of every (term, document) key (tests/test_retrievers_bm25_tokens.py compares them)."""
 
     def __init__(self) -> None:
         self.n_docs = 0
@@ -101,15 +101,15 @@ class PostingsBuilder:
     def add(self, block: Tokenized) -> None:
         """The next ``len(block)`` documents; their ids are term ids (``>= 0``)."""
         lengths = block.lengths().astype(np.int64)
-        keys = np.repeat(np.arange(self.n_docs, self.n_docs + len(block), dtype=np.int64), lengths)
-        keys <<= 32  # (document, term) in one int64: documents and terms are below 2^31
-        keys |= block.ids.astype(np.int64)
+        keys = block.ids.astype(np.int64)
+        keys <<= 32  # (term, document) in one int64: terms and documents are below 2^31
+        keys |= np.repeat(np.arange(self.n_docs, self.n_docs + len(block), dtype=np.int64), lengths)
         keys.sort()
         # a block without tokens (every document empty) has no keys, and no first key to start at
         starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
         tf = np.diff(np.append(starts, len(keys))).astype(np.float32)
         distinct = keys[starts]
-        self._blocks.append(((distinct >> 32).astype(np.int32), (distinct & 0xFFFFFFFF).astype(np.int32), tf))
+        self._blocks.append(((distinct & 0xFFFFFFFF).astype(np.int32), (distinct >> 32).astype(np.int32), tf))
         self._lengths.append(lengths)
         self.n_docs += len(block)
 
@@ -125,15 +125,13 @@ class PostingsBuilder:
         cursor = indptr[:-1].copy()  # next free slot of each term
         blocks, self._blocks = self._blocks, []
         while blocks:
-            b_docs, b_terms, b_tf = blocks.pop(0)
-            order = np.argsort(b_terms, kind="stable")
-            terms = b_terms[order]
-            heads = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1]))) if len(terms) else order
-            rank = np.arange(len(terms)) - np.repeat(heads, np.diff(np.append(heads, len(terms))))
-            at = cursor[terms] + rank
-            docs[at] = b_docs[order]
-            tf[at] = b_tf[order]
-            cursor[terms[heads]] += np.diff(np.append(heads, len(terms)))
+            b_docs, terms, b_tf = blocks.pop(0)  # term-major already: (term, document) ascending
+            heads = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1]))) if len(terms) else terms
+            sizes = np.diff(np.append(heads, len(terms)))
+            at = cursor[terms] + (np.arange(len(terms)) - np.repeat(heads, sizes))
+            docs[at] = b_docs
+            tf[at] = b_tf
+            cursor[terms[heads]] += sizes
         doc_len = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
         self._lengths = []
         return Postings(indptr, docs, tf, doc_len)

@@ -21,6 +21,8 @@ with dots, apostrophes, underscores, long runs).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 WORD_RUN_PATTERNS: dict[str, int] = {
@@ -86,16 +88,24 @@ def _key_text(key: object) -> str:
     return str(key)
 
 
+@functools.cache
+def _bmp_word() -> np.ndarray:
+    """Python ``re``'s ``\\w`` for every code point of the Basic Multilingual Plane (``str.isalnum()`` or
+    ``_``, as ``sre`` defines it), made once when a batch first has a non-ASCII character."""
+    table = np.fromiter((chr(c).isalnum() for c in range(0x10000)), bool, 0x10000)
+    table[ord("_")] = True
+    return table
+
+
 def _word_mask(cps: np.ndarray) -> np.ndarray:
-    """Whether each code point is a ``\\w`` character of Python's ``re`` (``str.isalnum()`` or ``_``):
-    a table for ASCII, ``str.isalnum`` once per distinct other code point."""
-    if cps.dtype == np.uint8:
-        return _ASCII_WORD[cps]
-    high = cps >= 128
-    word = _ASCII_WORD[np.where(high, 0, cps)]
-    distinct = np.unique(cps[high])
-    is_word = np.fromiter((chr(c).isalnum() for c in distinct.tolist()), bool, len(distinct))
-    word[high] = is_word[np.searchsorted(distinct, cps[high])]
+    """Whether each code point is a ``\\w`` character: the BMP table, and ``str.isalnum`` once per
+    distinct code point above it (rare: emoji, historic scripts)."""
+    word = _bmp_word()[np.minimum(cps, 0xFFFF)]
+    astral = np.flatnonzero(cps > 0xFFFF)
+    if len(astral):
+        distinct, inverse = np.unique(cps[astral], return_inverse=True)
+        is_word = np.fromiter((chr(c).isalnum() for c in distinct.tolist()), bool, len(distinct))
+        word[astral] = is_word[inverse.reshape(-1)]
     return word
 
 
@@ -110,15 +120,18 @@ def batch_raw_ids(
     n = len(texts)
     lowered = [t.lower() for t in texts] if lower else texts  # per text, as findall sees it
     joined = "\n".join(lowered)
-    if joined.isascii():
-        cps = np.frombuffer(joined.encode("ascii"), np.uint8)
-        buf = cps
+    ascii_only = joined.isascii()
+    if ascii_only:
+        buf = np.frombuffer(joined.encode("ascii"), np.uint8)
+        word = _ASCII_WORD[buf]
     else:  # one array element per code point, so positions are string indices
         cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
-        buf = np.where(cps >= 128, 0, cps).astype(np.uint8)  # the packing bytes; non-ASCII runs are str
-    edge = np.diff(_word_mask(cps).view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts = np.flatnonzero(edge == 1)
-    ends = np.flatnonzero(edge == -1)
+        word = _word_mask(cps)
+        buf = cps.astype(np.uint8)  # the packing bytes; only runs of ASCII code points are packed
+    padded = np.zeros(len(word) + 2, bool)
+    padded[1:-1] = word
+    edges = np.flatnonzero(padded[1:] != padded[:-1])  # run starts and ends, alternating
+    starts, ends = edges[0::2], edges[1::2]
     keep = ends - starts >= min_run
     starts, ends = starts[keep], ends[keep]
     lengths = ends - starts
@@ -127,12 +140,10 @@ def batch_raw_ids(
     counts = np.bincount(np.searchsorted(text_start, starts, "right") - 1, minlength=n).astype(np.int64)
 
     # kinds of runs: packed in 1 or 3 words (ASCII, <= 24 characters), or str
-    if cps.dtype == np.uint8:
-        as_str = lengths > WIDTHS[-1] * PACK
-    else:
-        high = np.zeros(len(cps) + 1, np.int64)
-        np.cumsum(cps >= 128, out=high[1:])
-        as_str = (high[ends] > high[starts]) | (lengths > WIDTHS[-1] * PACK)
+    as_str = lengths > WIDTHS[-1] * PACK
+    if not ascii_only:  # a run with a non-ASCII character is a str
+        high = np.flatnonzero(cps >= 128)
+        as_str |= np.searchsorted(high, ends) > np.searchsorted(high, starts)
     firsts: dict[object, int] = {}
     placed: list[tuple[np.ndarray, list[object], np.ndarray]] = []  # (runs, distinct keys, distinct index)
     lo = 0
