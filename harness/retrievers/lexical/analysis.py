@@ -236,7 +236,9 @@ class RegexAnalyzer(_BulkAnalyzer):
         same tokens); else one ``findall`` per text."""
         if self.min_run is None:
             return super()._batch_raw_ids(texts, raw_ids)
-        return word_runs.batch_raw_ids(texts, raw_ids, min_run=self.min_run, lower=self.lower)
+        return word_runs.batch_raw_ids(
+            texts, raw_ids, min_run=self.min_run, lower=self.lower, findall=self._findall
+        )
 
     def terms(self, raws: Sequence[str]) -> list[str | None]:
         kept = [r for r in raws if r not in self.stopwords]
