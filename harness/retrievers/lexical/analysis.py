@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -141,17 +142,15 @@ class _BulkAnalyzer:
 
         Why blocks: an index is built from them as they come (:class:`.inverted_index.PostingsBuilder`),
         so the token ids of the whole corpus are never held at once. Texts are taken in batches of about
-        ``BATCH`` characters (at most 4,096 texts), each mapped to term ids (:meth:`_batch_raw_ids`)
-        before the next is read. Each distinct raw token is normalised once, when first seen; terms enter
+        ``BATCH`` characters (at most 4,096 texts), each mapped to term ids (:meth:`_prepare`, then
+        :meth:`_assign` in batch order). Each distinct raw token is normalised once, when first seen; terms enter
         ``vocab`` in first-occurrence order, so batch sizes change no id."""
         raw_ids: dict[object, int] = {}
         lut = np.empty(0, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
-        batch: list[str] = []
-        chars = 0
 
-        def flush() -> Tokenized:
+        def block(batch: list[str], prepared: Any) -> Tokenized:
             nonlocal lut
-            raw, counts, new = self._batch_raw_ids(batch, raw_ids)
+            raw, counts, new = self._assign(prepared, raw_ids)
             if new:
                 lut = np.concatenate([lut, self._term_ids(new, vocab, grow)])
             mapped = lut[raw]
@@ -159,30 +158,59 @@ class _BulkAnalyzer:
             doc = np.repeat(np.arange(len(batch), dtype=np.int32), counts)
             offsets = np.zeros(len(batch) + 1, np.int64)
             np.cumsum(np.bincount(doc[keep], minlength=len(batch)), out=offsets[1:])
-            batch.clear()
             return Tokenized(mapped[keep], offsets)
 
-        for text in texts:
-            batch.append(text or "")
-            chars += len(batch[-1])
-            if chars >= self.BATCH or len(batch) == 4096:
-                yield flush()
-                chars = 0
-        if batch:
-            yield flush()
+        def batches() -> Iterator[list[str]]:
+            batch: list[str] = []
+            chars = 0
+            for text in texts:
+                batch.append(text or "")
+                chars += len(batch[-1])
+                if chars >= self.BATCH or len(batch) == 4096:
+                    yield batch
+                    batch, chars = [], 0
+            if batch:
+                yield batch
+
+        if not self.pipelined:
+            for batch in batches():
+                yield block(batch, self._prepare(batch))
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        # One thread prepares the next batch (numpy and pandas, which release the GIL) while this one
+        # assigns ids in batch order and the caller indexes: the same ids, in less wall time.
+        with ThreadPoolExecutor(1) as pool:
+            pending: list[tuple[list[str], Any]] = []
+            for batch in batches():
+                pending.append((batch, pool.submit(self._prepare, batch)))
+                if len(pending) > 1:
+                    done, future = pending.pop(0)
+                    yield block(done, future.result())
+            for done, future in pending:
+                yield block(done, future.result())
 
     BATCH = 4_000_000
     """Characters per tokenizer batch (about 4,000 real-length documents)."""
 
-    def _batch_raw_ids(self, texts: list[str], raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:  # fmt: skip
-        """(raw id of every token of ``texts`` in order (int32), tokens per text, the raw tokens first seen
-        here in first-occurrence order, whose ids were appended to ``raw_ids``)."""
+    pipelined = False
+    """Whether :meth:`tokenize_blocks` prepares the next batch in a second thread (worth it only when
+    :meth:`_prepare` releases the GIL)."""
+
+    def _prepare(self, texts: list[str]) -> Any:
+        """The part of a batch's tokenization that needs no shared state: here, its tokens and counts."""
         counts = np.zeros(len(texts), np.int64)
         tokens: list[str] = []
         for i, text in enumerate(texts):
             toks = self.split(text)
             counts[i] = len(toks)
             tokens += toks
+        return tokens, counts
+
+    def _assign(self, prepared: Any, raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(raw id of every token of a prepared batch in order (int32), tokens per text, the raw tokens first
+        seen here in first-occurrence order, whose ids were appended to ``raw_ids``)."""
+        tokens, counts = prepared
         raw, new = self._raw_ids(tokens, raw_ids)
         return raw, counts, new
 
@@ -227,18 +255,22 @@ class RegexAnalyzer(_BulkAnalyzer):
         self.stem_words = stemmer
         self.min_run = word_runs.WORD_RUN_PATTERNS.get(token_pattern) if word_runs_enabled else None
         """The compiled path's minimum run length when ``token_pattern`` is a word-run pattern, else ``None``."""
+        self.pipelined = self.min_run is not None
 
     def split(self, text: str) -> list[str]:
         return self._findall(text.lower() if self.lower else text)
 
-    def _batch_raw_ids(self, texts: list[str], raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:  # fmt: skip
-        """With a word-run pattern, :func:`.word_runs.batch_raw_ids` (the batch's runs found with numpy, the
-        same tokens); else one ``findall`` per text."""
+    def _prepare(self, texts: list[str]) -> Any:
+        """With a word-run pattern, :func:`.word_runs.prepare` (the batch's runs found with numpy, the same
+        tokens); else one ``findall`` per text."""
         if self.min_run is None:
-            return super()._batch_raw_ids(texts, raw_ids)
-        return word_runs.batch_raw_ids(
-            texts, raw_ids, min_run=self.min_run, lower=self.lower, findall=self._findall
-        )
+            return super()._prepare(texts)
+        return word_runs.prepare(texts, min_run=self.min_run, lower=self.lower, findall=self._findall)
+
+    def _assign(self, prepared: Any, raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        if self.min_run is None:
+            return super()._assign(prepared, raw_ids)
+        return word_runs.assign(prepared, raw_ids)
 
     def terms(self, raws: Sequence[str]) -> list[str | None]:
         kept = [r for r in raws if r not in self.stopwords]

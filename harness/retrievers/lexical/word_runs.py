@@ -23,6 +23,7 @@ dots, apostrophes, underscores, long runs — and fuzzed text).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -96,6 +97,17 @@ _BYTE_WORD[128:] = True
 """``\\w`` on ASCII bytes, and every byte of a multi-byte UTF-8 character (sorted out by the regex)."""
 
 
+@dataclass
+class Prepared:
+    """A batch's tokens before raw ids are given (:func:`prepare`): for each kind of key, the token
+    indices, the distinct keys in first-occurrence order and each token's index among them."""
+
+    counts: np.ndarray  # tokens per text
+    n_tokens: int
+    placed: list[tuple[np.ndarray, list[object], np.ndarray]]
+    firsts: dict[object, int]  # token index of each distinct key's first occurrence
+
+
 def batch_raw_ids(
     texts: list[str],
     raw_ids: dict[object, int],
@@ -105,12 +117,19 @@ def batch_raw_ids(
     findall: Callable[[str], list[str]],
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(raw id of every token of ``texts`` in text order (int32), tokens per text, the token strings first
-    seen in this batch in first-occurrence order, whose ids were appended to ``raw_ids``).
+    seen in this batch in first-occurrence order, whose ids were appended to ``raw_ids``):
+    :func:`assign` of :func:`prepare`."""
+    return assign(prepare(texts, min_run=min_run, lower=lower, findall=findall), raw_ids)
+
+
+def prepare(texts: list[str], *, min_run: int, lower: bool, findall: Callable[[str], list[str]]) -> Prepared:
+    """A batch's runs, keys and distinct keys; no shared state, so batches can be prepared in another
+    thread (most of the work is numpy and pandas, which release the GIL) while :func:`assign` runs here.
 
     The batch is UTF-8 encoded once. A *span* of word bytes and non-ASCII bytes that holds a non-ASCII
     character is decoded and tokenized by ``findall`` (the pattern's regex): it is bounded by ASCII
-    non-word characters, so the regex sees the same boundaries as on the whole text. Keys of ``raw_ids``
-    are packed ints, ``bytes`` (three packed words) and ``str`` (longer runs and spans' tokens)."""
+    non-word characters, so the regex sees the same boundaries as on the whole text. Keys are packed ints,
+    ``bytes`` (three packed words) and ``str`` (longer runs and spans' tokens)."""
     n = len(texts)
     lowered = [t.lower() for t in texts] if lower else texts  # per text, as findall sees it
     joined = "\n".join(lowered)
@@ -178,10 +197,16 @@ def batch_raw_ids(
     firsts.update(dict(zip(reversed(strs), reversed(at.tolist()), strict=True)))
     placed.append((at, strs, np.arange(len(strs))))
 
-    new = sorted((pos, key) for key, pos in firsts.items() if key not in raw_ids)
+    return Prepared(counts, int(first_tok[-1]), placed, firsts)
+
+
+def assign(prep: Prepared, raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Raw ids for a prepared batch, in batch order: keys first seen here are appended to ``raw_ids`` in
+    order of first occurrence (:func:`batch_raw_ids`)."""
+    new = sorted((pos, key) for key, pos in prep.firsts.items() if key not in raw_ids)
     for _, key in new:
         raw_ids[key] = len(raw_ids)
-    raw = np.empty(int(first_tok[-1]), np.int32)
-    for at, distinct, group in placed:
+    raw = np.empty(prep.n_tokens, np.int32)
+    for at, distinct, group in prep.placed:
         raw[at] = np.fromiter(map(raw_ids.__getitem__, distinct), np.int32, len(distinct))[group]
-    return raw, counts, [_key_text(key) for _, key in new]
+    return raw, prep.counts, [_key_text(key) for _, key in new]
