@@ -15,7 +15,10 @@ Two analyzers:
 
 Bulk: each text is split once; everything after the split (possessive, case, stopword, stem) is done
 once per *distinct* raw token, then mapped back through an id array, so a 200K-document corpus costs
-one regex pass plus a dictionary lookup per token.
+one regex pass plus a dictionary lookup per token. With bm25s's default token pattern (a word-run
+pattern) a whole batch of texts is split at once with numpy instead (:mod:`.word_runs`, the same tokens),
+the next batch prepared in a second thread, and the index is built from the blocks as they come
+(:meth:`_BulkAnalyzer.tokenize_blocks`), issue 32.
 """
 
 from __future__ import annotations
