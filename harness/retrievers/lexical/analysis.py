@@ -15,17 +15,22 @@ Two analyzers:
 
 Bulk: each text is split once; everything after the split (possessive, case, stopword, stem) is done
 once per *distinct* raw token, then mapped back through an id array, so a 200K-document corpus costs
-one regex pass plus a dictionary lookup per token.
+one regex pass plus a dictionary lookup per token. With bm25s's default token pattern (a word-run
+pattern) a whole batch of texts is split at once with numpy instead (:mod:`.word_runs`, the same tokens),
+the next batch prepared in a second thread, and the index is built from the blocks as they come
+(:meth:`_BulkAnalyzer.tokenize_blocks`), issue 32.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from pqb.harness.retrievers.lexical import word_runs
 from pqb.harness.retrievers.lexical.porter import porter_stem
 
 LUCENE_STOPWORDS = frozenset(
@@ -124,43 +129,93 @@ class _BulkAnalyzer:
         return [self.term(r) for r in raws]
 
     def tokenize(self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool) -> Tokenized:
-        """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``.
+        """Term ids of ``texts``; new terms are added to ``vocab`` when ``grow``, else they map to ``-1``
+        (the blocks of :meth:`tokenize_blocks`, concatenated)."""
+        blocks = list(self.tokenize_blocks(texts, vocab, grow=grow))
+        if not blocks:
+            return Tokenized(np.zeros(0, np.int32), np.zeros(1, np.int64))
+        offsets = np.zeros(sum(map(len, blocks)) + 1, np.int64)
+        np.cumsum(np.concatenate([b.lengths() for b in blocks]), out=offsets[1:])
+        return Tokenized(np.concatenate([b.ids for b in blocks]), offsets)
 
-        Texts are split in batches of ``BATCH`` tokens, and each batch is mapped to term ids before the
-        next is split, so only one batch of token strings and raw ids is alive. Each distinct raw token
-        is normalised once, when first seen; terms enter ``vocab`` in first-occurrence order."""
-        raw_ids: dict[str, int] = {}
+    def tokenize_blocks(
+        self, texts: Iterable[str], vocab: dict[str, int], *, grow: bool
+    ) -> Iterator[Tokenized]:
+        """The term ids of ``texts``, one :class:`Tokenized` block of consecutive texts at a time.
+
+        Why blocks: an index is built from them as they come (:class:`.inverted_index.PostingsBuilder`),
+        so the token ids of the whole corpus are never held at once. Texts are taken in batches of about
+        ``BATCH`` characters (at most 4,096 texts), each mapped to term ids (:meth:`_prepare`, then
+        :meth:`_assign` in batch order). Each distinct raw token is normalised once, when first seen; terms enter
+        ``vocab`` in first-occurrence order, so batch sizes change no id."""
+        raw_ids: dict[object, int] = {}
         lut = np.empty(0, np.int32)  # raw id -> term id; -2 = dropped, -1 = out of vocabulary
-        ids: list[np.ndarray] = []
-        lengths: list[np.ndarray] = []
-        counts: list[int] = []
-        batch: list[str] = []
 
-        def flush() -> None:
+        def block(batch: list[str], prepared: Any) -> Tokenized:
             nonlocal lut
-            raw, new = self._raw_ids(batch, raw_ids)
+            raw, counts, new = self._assign(prepared, raw_ids)
             if new:
                 lut = np.concatenate([lut, self._term_ids(new, vocab, grow)])
             mapped = lut[raw]
             keep = mapped != -2
-            doc = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-            ids.append(mapped[keep])
-            lengths.append(np.bincount(doc[keep], minlength=len(counts)))
-            batch.clear()
-            counts.clear()
+            doc = np.repeat(np.arange(len(batch), dtype=np.int32), counts)
+            offsets = np.zeros(len(batch) + 1, np.int64)
+            np.cumsum(np.bincount(doc[keep], minlength=len(batch)), out=offsets[1:])
+            return Tokenized(mapped[keep], offsets)
 
-        for text in texts:
-            toks = self.split(text or "")
-            counts.append(len(toks))
-            batch.extend(toks)
-            if len(batch) >= self.BATCH or len(counts) == 4096:
-                flush()
-        flush()
-        offsets = np.zeros(sum(map(len, lengths)) + 1, np.int64)
-        np.cumsum(np.concatenate(lengths), out=offsets[1:])
-        return Tokenized(np.concatenate(ids), offsets)
+        def batches() -> Iterator[list[str]]:
+            batch: list[str] = []
+            chars = 0
+            for text in texts:
+                batch.append(text or "")
+                chars += len(batch[-1])
+                if chars >= self.BATCH or len(batch) == 4096:
+                    yield batch
+                    batch, chars = [], 0
+            if batch:
+                yield batch
 
-    BATCH = 1_000_000
+        if not self.pipelined:
+            for batch in batches():
+                yield block(batch, self._prepare(batch))
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        # One thread prepares the next batch (numpy and pandas, which release the GIL) while this one
+        # assigns ids in batch order and the caller indexes: the same ids, in less wall time.
+        with ThreadPoolExecutor(1) as pool:
+            pending: list[tuple[list[str], Any]] = []
+            for batch in batches():
+                pending.append((batch, pool.submit(self._prepare, batch)))
+                if len(pending) > 1:
+                    done, future = pending.pop(0)
+                    yield block(done, future.result())
+            for done, future in pending:
+                yield block(done, future.result())
+
+    BATCH = 4_000_000
+    """Characters per tokenizer batch (about 4,000 real-length documents)."""
+
+    pipelined = False
+    """Whether :meth:`tokenize_blocks` prepares the next batch in a second thread (worth it only when
+    :meth:`_prepare` releases the GIL)."""
+
+    def _prepare(self, texts: list[str]) -> Any:
+        """The part of a batch's tokenization that needs no shared state: here, its tokens and counts."""
+        counts = np.zeros(len(texts), np.int64)
+        tokens: list[str] = []
+        for i, text in enumerate(texts):
+            toks = self.split(text)
+            counts[i] = len(toks)
+            tokens += toks
+        return tokens, counts
+
+    def _assign(self, prepared: Any, raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(raw id of every token of a prepared batch in order (int32), tokens per text, the raw tokens first
+        seen here in first-occurrence order, whose ids were appended to ``raw_ids``)."""
+        tokens, counts = prepared
+        raw, new = self._raw_ids(tokens, raw_ids)
+        return raw, counts, new
 
     def _term_ids(self, raws: list[str], vocab: dict[str, int], grow: bool) -> np.ndarray:
         """Term id of each raw token (``-2`` = dropped, ``-1`` = outside a frozen ``vocab``)."""
@@ -175,7 +230,7 @@ class _BulkAnalyzer:
         return out
 
     @staticmethod
-    def _raw_ids(tokens: list[str], raw_ids: dict[str, int]) -> tuple[np.ndarray, list[str]]:
+    def _raw_ids(tokens: list[str], raw_ids: dict[object, int]) -> tuple[np.ndarray, list[str]]:
         """(ids of ``tokens`` in ``raw_ids`` as int32, the tokens first seen here, which are appended)."""
         new = [t for t in dict.fromkeys(tokens) if t not in raw_ids]
         for t in new:
@@ -193,14 +248,32 @@ class RegexAnalyzer(_BulkAnalyzer):
         lower: bool = True,
         stopwords: Iterable[str] = (),
         stemmer: Callable[[list[str]], list[str]] | None = None,
+        word_runs_enabled: bool = True,
     ) -> None:
+        """``word_runs_enabled=False`` forces one ``findall`` per text (the reference the compiled word-run
+        path is tested against)."""
         self._findall = re.compile(token_pattern).findall
         self.lower = lower
         self.stopwords = frozenset(stopwords)
         self.stem_words = stemmer
+        self.min_run = word_runs.WORD_RUN_PATTERNS.get(token_pattern) if word_runs_enabled else None
+        """The compiled path's minimum run length when ``token_pattern`` is a word-run pattern, else ``None``."""
+        self.pipelined = self.min_run is not None
 
     def split(self, text: str) -> list[str]:
         return self._findall(text.lower() if self.lower else text)
+
+    def _prepare(self, texts: list[str]) -> Any:
+        """With a word-run pattern, :func:`.word_runs.prepare` (the batch's runs found with numpy, the same
+        tokens); else one ``findall`` per text."""
+        if self.min_run is None:
+            return super()._prepare(texts)
+        return word_runs.prepare(texts, min_run=self.min_run, lower=self.lower, findall=self._findall)
+
+    def _assign(self, prepared: Any, raw_ids: dict[object, int]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        if self.min_run is None:
+            return super()._assign(prepared, raw_ids)
+        return word_runs.assign(prepared, raw_ids)
 
     def terms(self, raws: Sequence[str]) -> list[str | None]:
         kept = [r for r in raws if r not in self.stopwords]

@@ -3,9 +3,11 @@ docs/design.md §13), or Lucene-exact (``variant=lucene``).
 
 Unlike the authors' code (top-20,000 list, library tie order), every document is scored and ranks follow
 PQB's pinned tie rule under the ranking contract (exact up to ``rr_cutoff``, a miss beyond). The path is
-PQB's own and built for corpus scale (:mod:`.analysis`, :mod:`.inverted_index`, :mod:`.scoring`): bulk
-tokenization, a vectorised term-major index, exact per-query scores in one reused row, ranks counted in a
-band instead of sorted. Memory is the index plus one row; ``score`` is for chunks only.
+PQB's own and built for corpus scale (:mod:`.analysis`, :mod:`.word_runs`, :mod:`.inverted_index`,
+:mod:`.scoring`): bulk tokenization (whole batches with numpy for bm25s's default pattern), a term-major
+index built from the tokenizer's blocks as they come (never every token id at once), exact per-query
+scores in one reused row, ranks counted in a band instead of sorted. Memory is the index plus one row;
+``score`` is for chunks only.
 
 Variants:
 
@@ -201,9 +203,10 @@ class BM25Retriever(Retriever):
             self._vocab = {}
             texts = bar(self._doc_texts(corpus), desc=f"BM25 indexing ({len(corpus)} docs)", total=len(corpus),
                         unit="doc", leave=False, dynamic_ncols=True)  # fmt: skip
-            tokens = self._analyzer.tokenize(texts, self._vocab, grow=True)
-            postings = inverted_index.Postings.build(tokens, len(self._vocab))
-            del tokens  # the flat token ids are the largest array; free them before the weights
+            builder = inverted_index.PostingsBuilder()  # streamed: the corpus's token ids are never all held
+            for block in self._analyzer.tokenize_blocks(texts, self._vocab, grow=True):
+                builder.add(block)
+            postings = builder.finish(len(self._vocab))
             self.stats["docs_encoded"] += len(corpus)
             if folder is not None:
                 inverted_index.save(folder, postings, self._vocab)

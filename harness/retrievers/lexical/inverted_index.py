@@ -2,7 +2,7 @@
 
 The index holds, per term, the sorted documents containing it and one float32 BM25 weight per
 (term, document) for a query that names the term once. Built vectorised, block by block of documents
-(:meth:`Postings.build`); no Python loop over documents.
+as the tokenizer yields them (:class:`PostingsBuilder`); no Python loop over documents.
 
 Weightings (``weight(term, n)`` gives the weights for a term named ``n`` times in the query):
 
@@ -56,58 +56,85 @@ class Postings:
     def df(self) -> np.ndarray:
         return np.diff(self.indptr)
 
-    def term_of_posting(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n_terms, dtype=np.int32), self.df())
+    def term_of_posting(self, a: int = 0, z: int | None = None) -> np.ndarray:
+        """The term of each posting ``a:z`` (all by default); a block of it needs no array of every posting."""
+        z = len(self.docs) if z is None else z
+        return (np.searchsorted(self.indptr, np.arange(a, z), side="right") - 1).astype(np.int32)
 
     BLOCK_TOKENS = 1 << 20
     """Tokens per block of :meth:`build`: its sort keys stay a few MB, whatever the corpus size."""
 
     @classmethod
     def build(cls, tokens: Tokenized, n_terms: int) -> Postings:
-        """Postings of ``tokens`` (``n_terms`` = vocabulary size), in two passes that stay small.
-
-        1. Blocks of whole documents: each block's (document, term) keys are sorted and counted, so
-           the (document, term, tf) triples come out document-major.
-        2. One sort by (term, document) turns them term-major, each term's documents ascending.
-        Peak memory is about 30 bytes per distinct (term, document), not per token."""
+        """Postings of ``tokens`` (``n_terms`` = vocabulary size): :class:`PostingsBuilder` fed blocks of
+        whole documents of about ``BLOCK_TOKENS`` tokens."""
         n_docs = len(tokens)
-        doc_len = tokens.lengths().astype(np.int64)
         bounds = (
             np.searchsorted(tokens.offsets, np.arange(0, tokens.offsets[-1], cls.BLOCK_TOKENS), "right") - 1
         )
         edges = np.unique(np.append(bounds[bounds > 0], n_docs)) if n_docs else np.zeros(0, np.int64)
-        docs, terms, tfs = [], [], []
+        builder = PostingsBuilder()
         first_doc = 0
         for last_doc in edges.tolist():
             lo, hi = tokens.offsets[first_doc], tokens.offsets[last_doc]
-            keys = np.repeat(np.arange(first_doc, last_doc, dtype=np.int64), doc_len[first_doc:last_doc])
-            keys *= n_terms
-            keys += tokens.ids[lo:hi]
-            keys.sort()
-            # a block without tokens (every document empty) has no keys, and no first key to start at
-            starts = (
-                np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
-            )
-            tf = np.diff(np.append(starts, len(keys)))
-            distinct = keys[starts]
-            docs.append((distinct // max(n_terms, 1)).astype(np.int32))
-            terms.append((distinct % max(n_terms, 1)).astype(np.int32))
-            tfs.append(tf.astype(np.float32))
+            builder.add(Tokenized(tokens.ids[lo:hi], tokens.offsets[first_doc : last_doc + 1] - lo))
             first_doc = last_doc
-        doc = np.concatenate(docs) if docs else np.zeros(0, np.int32)
-        del docs
-        term = np.concatenate(terms) if terms else np.zeros(0, np.int32)
-        del terms
-        tf_all = np.concatenate(tfs) if tfs else np.zeros(0, np.float32)
-        del tfs
+        return builder.finish(n_terms)
+
+
+class PostingsBuilder:
+    """Term-major postings built from blocks of consecutive documents as a tokenizer yields them.
+
+    Why: the analyzer's token ids of a whole corpus (4 bytes a token) and one global sort of every
+    (term, document) pair (two int64 arrays per posting) were BM25's peak memory at 200K real-length
+    documents (issue 32). Here each block's (term, document) keys are sorted and counted at once, and
+    only the distinct (document, term, tf) triples are kept (12 bytes per posting), term-major within
+    the block; :meth:`finish` then copies each block's run of each term to that term's next free slots
+    (blocks come in document order, so every term's documents stay ascending). The result equals one
+    sort of every (term, document) key (tests/test_retrievers_bm25_tokens.py compares them)."""
+
+    def __init__(self) -> None:
+        self.n_docs = 0
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (docs, terms, tf)
+        self._lengths: list[np.ndarray] = []
+
+    def add(self, block: Tokenized) -> None:
+        """The next ``len(block)`` documents; their ids are term ids (``>= 0``)."""
+        lengths = block.lengths().astype(np.int64)
+        keys = block.ids.astype(np.int64)
+        keys <<= 32  # (term, document) in one int64: terms and documents are below 2^31
+        keys |= np.repeat(np.arange(self.n_docs, self.n_docs + len(block), dtype=np.int64), lengths)
+        keys.sort()
+        # a block without tokens (every document empty) has no keys, and no first key to start at
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
+        tf = np.diff(np.append(starts, len(keys))).astype(np.float32)
+        distinct = keys[starts]
+        self._blocks.append(((distinct & 0xFFFFFFFF).astype(np.int32), (distinct >> 32).astype(np.int32), tf))
+        self._lengths.append(lengths)
+        self.n_docs += len(block)
+
+    def finish(self, n_terms: int) -> Postings:
+        """The postings (``n_terms`` = the final vocabulary size); the blocks are released as placed."""
+        df = np.zeros(n_terms, np.int64)
+        for _, terms, _ in self._blocks:
+            df += np.bincount(terms, minlength=n_terms)
         indptr = np.zeros(n_terms + 1, np.int64)
-        np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])
-        order = term.astype(np.int64)
-        del term
-        order *= n_docs
-        order += doc
-        order = np.argsort(order)  # distinct (term, document) keys: every sort kind gives this order
-        return cls(indptr, doc[order], tf_all[order], doc_len)
+        np.cumsum(df, out=indptr[1:])
+        docs = np.empty(int(indptr[-1]), np.int32)
+        tf = np.empty(int(indptr[-1]), np.float32)
+        cursor = indptr[:-1].copy()  # next free slot of each term
+        blocks, self._blocks = self._blocks, []
+        while blocks:
+            b_docs, terms, b_tf = blocks.pop(0)  # term-major already: (term, document) ascending
+            heads = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1]))) if len(terms) else terms
+            sizes = np.diff(np.append(heads, len(terms)))
+            at = cursor[terms] + (np.arange(len(terms)) - np.repeat(heads, sizes))
+            docs[at] = b_docs
+            tf[at] = b_tf
+            cursor[terms[heads]] += sizes
+        doc_len = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
+        self._lengths = []
+        return Postings(indptr, docs, tf, doc_len)
 
 
 BLOCK_POSTINGS = 1 << 20
@@ -127,7 +154,6 @@ class Bm25sWeights:
         values = np.asarray([idf_fn(int(d), N=n_docs) if d else 0.0 for d in uniq], np.float64)
         idf[:] = values[inverse]
         avg = np.array(postings.doc_len).mean() if n_docs else np.float64(0.0)
-        term = postings.term_of_posting()
         shift = None
         if method in ("bm25l", "bm25+"):  # bm25s stores scores less the non-occurrence score
             zero = tfc_fn(tf_array=0, l_d=avg, l_avg=avg, k1=k1, b=b, delta=delta)
@@ -136,10 +162,11 @@ class Bm25sWeights:
         for a in range(0, len(self.w), BLOCK_POSTINGS):  # elementwise: blocks change no bit
             z = min(a + BLOCK_POSTINGS, len(self.w))
             l_d = postings.doc_len[postings.docs[a:z]]
+            term = postings.term_of_posting(a, z)  # per block: no int32 array of every posting
             tfc = tfc_fn(tf_array=postings.tf[a:z], l_d=l_d, l_avg=avg, k1=k1, b=b, delta=delta)
-            w = idf[term[a:z]] * tfc
+            w = idf[term] * tfc
             if shift is not None:
-                w = w - shift[term[a:z]]
+                w = w - shift[term]
             self.w[a:z] = w
 
     def weight(self, postings: Postings, t: int, n: int) -> np.ndarray:
@@ -199,9 +226,15 @@ class LuceneWeights:
         df = postings.df().astype(np.float64)
         self.idf = np.log(1 + (doc_count - df + 0.5) / (df + 0.5)).astype(f32)
         self.norm_inverse = cache[length_bytes(postings.doc_len)]  # per document
-        self.tfn = (postings.tf * self.norm_inverse[postings.docs]).astype(f32)  # freq * normInverse
-        idf = self.idf[postings.term_of_posting()]
-        self.w = (idf - idf / (f32(1) + self.tfn)).astype(f32)
+        self.tfn = np.empty(len(postings.docs), f32)
+        self.w = np.empty(len(postings.docs), f32)
+        for a in range(0, len(self.w), BLOCK_POSTINGS):  # elementwise: blocks change no bit
+            z = min(a + BLOCK_POSTINGS, len(self.w))
+            self.tfn[a:z] = (postings.tf[a:z] * self.norm_inverse[postings.docs[a:z]]).astype(
+                f32
+            )  # freq * normInverse
+            idf = self.idf[postings.term_of_posting(a, z)]
+            self.w[a:z] = (idf - idf / (f32(1) + self.tfn[a:z])).astype(f32)
 
     def weight(self, postings: Postings, t: int, n: int) -> np.ndarray:
         a, z = postings.indptr[t], postings.indptr[t + 1]
@@ -258,7 +291,15 @@ def load(folder: Path) -> tuple[Postings, dict[str, int]] | None:
         with np.load(folder / "postings.npz", allow_pickle=False) as z:
             postings = Postings(z["indptr"], z["docs"], z["tf"], z["doc_len"])
         terms = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, AttributeError, zipfile.BadZipFile, EOFError, RecursionError) as exc:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        AttributeError,
+        zipfile.BadZipFile,
+        EOFError,
+        RecursionError,
+    ) as exc:
         cache_rebuild_notice("BM25 index", folder, f"cannot be read ({type(exc).__name__}: {exc})")
         return None
     return postings, {t: i for i, t in enumerate(terms)}
