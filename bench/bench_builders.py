@@ -2,22 +2,29 @@
 
 Usage::
 
-    python bench/bench_builders.py [--sizes 100000 1000000] [--embedded] [--out bench.json]
+    python bench/bench_builders.py [--sizes 100000 1000000] [--reviews distinct|resampled] [--workers 2]
+                                   [--embedded] [--out bench.json]
 
 Everything is measured in one run on this machine and printed as tables:
 
 * **Load test** (never a dataset): for each N, :func:`pqb.builders.source.loadtest.generate_reviews`
-  resamples the real ``Video_Games`` slice to N reviews (every user id ``LOADTEST-…``); every stage
+  makes N reviews from the real ``Video_Games`` slice (every user id ``LOADTEST-…``); every stage
   of ``pqb-build`` (``pipeline.STAGES``, then publish, with the embedded default's configuration)
   runs on it, each in its own process so its peak RSS is its own (and, sampled from ``/proc``, the
   summed RSS of it and its worker processes), plus ``link``: the users stage's
-  ``link="any"`` step timed alone. Texts repeat in a resampled file (the slice has 1,345 reviews), so
-  the parse cache serves the users and profiles stages after the warm-up, and the errors stage parses
-  each distinct text once per chunk of users; what scales with N here is reading, cleaning,
-  splitting, counting, linking, encoding, fitting, auditing and writing. A warm-up build on 20K
-  reviews fills the caches first, so every N runs in the same steady state. Linearity is the stage's
-  own seconds per 1K reviews at the largest N over those at the smallest (process wall, with imports,
-  in brackets). ``--stage-max-n errors=300000`` skips a stage above N and prints the linear projection.
+  ``link="any"`` step timed alone. Each row also gives the stage's CPU seconds (its process and its
+  workers) and, per cache, the distinct keys looked up and the share found.
+
+  ``--reviews distinct`` (the default) recombines real sentences with words replaced, so texts and
+  sentences do not repeat and the caches answer no more often than on real reviews: this is the
+  cost of a real build. Each N gets its own seed, so no file shares texts with another, and there
+  is no warm-up. A table puts the shares of distinct texts and sentences beside the real slice's.
+  ``--reviews resampled`` copies real reviews, which repeat (the slice has 1,345), so after a
+  warm-up build on 20K reviews the parse and correction caches answer nearly every lookup: it times
+  what does not depend on the text (reading, cleaning, counting, linking, encoding, fitting,
+  auditing, writing). Linearity is the stage's own seconds per 1K reviews at the largest N over
+  those at the smallest (process wall, with imports, in brackets). ``--stage-max-n errors=300000``
+  skips a stage above N and prints the linear projection.
 * **spaCy overhead**: our chunked, cached sentence splitter (cold cache) against plain ``nlp.pipe``
   over the same distinct texts with the same pipeline, in the same run; 1.0 = no overhead.
 * **Farthest pair**: the vectorised sym-KL screen against computing every pair, at n users.
@@ -78,6 +85,10 @@ else:
 if ex is not None:
     ex.close()
 s = {k: v for k, v in s.items() if isinstance(v, (int, float))}
+from pqb.builders.parses import CACHE_COUNTS
+s["cache"] = dict(CACHE_COUNTS)
+own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+s["cpu_seconds"] = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 s["wall_seconds"] = time.perf_counter() - t
 s["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 s["children_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -138,30 +149,37 @@ def load_test(
     stages: list[str],
     max_n: dict[str, int],
     workers: int,
-    warm_n: int = 20_000,
+    warm_n: int,
+    texts: str,
 ) -> list[dict]:
-    from pqb.builders.source.loadtest import generate_reviews
+    from pqb.builders.source.loadtest import distinct_shares, generate_reviews
     from pqb.dataset import settings
 
-    # warm-up, not a row: every stage once on 20K reviews (cold caches; a small encoder cap), so the
-    # slice's distinct texts are parsed and corrected once and every row below is the same steady state
-    warm = tmp / "loadtest-warmup"
-    generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", warm_n, warm, seed=0)
-    cold = {st: _stage(tmp / "work-warmup", warm, st, env, workers, cap=5000) for st in stages}
-    done = ", ".join(f"{k} {v['wall_seconds']:.0f} s" for k, v in cold.items())
-    print(f"  warm-up: {done}", file=sys.stderr)
-    rows = [{"warmup": True, "n": warm_n, "stages": cold}]
+    rows: list[dict] = []
+    if warm_n:
+        # warm-up, not a row: every stage once (cold caches; a small encoder cap), so the texts the rows
+        # share with it are parsed and corrected once and every row below is the same steady state
+        warm = tmp / "loadtest-warmup"
+        generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", warm_n, warm, seed=0, texts=texts)
+        cold = {st: _stage(tmp / "work-warmup", warm, st, env, workers, cap=5000) for st in stages}
+        done = ", ".join(f"{k} {v['wall_seconds']:.0f} s" for k, v in cold.items())
+        print(f"  warm-up: {done}", file=sys.stderr)
+        rows.append({"warmup": True, "n": warm_n, "stages": cold})
     for n in sizes:
         src = tmp / f"loadtest-{n}"
         t = time.perf_counter()
-        info = generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", n, src, seed=0)
-        row = {"n": n, "users": info["users"], "generate_s": time.perf_counter() - t, "stages": {}}
+        # a seed per file under distinct texts (no file repeats another's), the warm-up's otherwise
+        seed = n if texts == "distinct" else 0
+        info = generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", n, src, seed=seed, texts=texts)
+        row = {"n": n, "users": info["users"], "generate_s": time.perf_counter() - t, "stages": {},
+               "texts": texts, "shares": distinct_shares(_texts(src / "Video_Games.jsonl"))}  # fmt: skip
         work = tmp / f"work-{n}"
-        ran = {m for r in rows[1:] for m in r["stages"]}
+        done_rows = [r for r in rows if not r.get("warmup")]
+        ran = {m for r in done_rows for m in r["stages"]}
         for st in stages:
             if n > max_n.get(st, n):
                 if st == "errors" and "errors" in ran:  # later stages read its outputs: reuse the last ones
-                    last = next(r for r in reversed(rows[1:]) if "errors" in r["stages"])
+                    last = next(r for r in reversed(done_rows) if "errors" in r["stages"])
                     shutil.copytree(
                         tmp / f"work-{last['n']}" / "video_games" / "errors", work / "video_games" / "errors"
                     )
@@ -175,6 +193,20 @@ def load_test(
         rows.append(row)
         shutil.rmtree(work / "dataset-LOADTEST", ignore_errors=True)
     return rows
+
+
+def _texts(path: Path) -> list[str]:
+    from pqb.builders.source.amazon import ReadStats, iter_reviews
+
+    return [r["text"] for r in iter_reviews(path, ReadStats()) if isinstance(r.get("text"), str)]
+
+
+def _hits(cache: dict[str, int]) -> str:
+    """``kind hits/lookups (share)`` for each cache a stage looked up."""
+    kinds = sorted({k.rsplit(" ", 1)[0] for k in cache})
+    return "; ".join(f"{k} {cache.get(f'{k} hits', 0):,}/{cache[f'{k} lookups']:,} "
+                     f"({cache.get(f'{k} hits', 0) / max(1, cache[f'{k} lookups']):.1%})"
+                     for k in kinds if cache.get(f"{k} lookups"))  # fmt: skip
 
 
 def spacy_overhead(n_texts: int) -> dict:
@@ -247,20 +279,34 @@ def tables(res: dict) -> str:
     lines = []
     lt = [r for r in res.get("load_test") or [] if not r.get("warmup")]
     if lt:
-        lines += ["LOAD TEST (reviews resampled from the real Video_Games slice; see bench/bench_builders.py)", "",
-                  "| LOAD TEST reviews | stage | stage s (process wall) | peak RSS MB, stage process "
-                  "| peak RSS MB, all processes | counts |", "|---|---|---|---|---|---|"]  # fmt: skip
+        kind = lt[0].get("texts", "resampled")
+        lines += [f"LOAD TEST (reviews made from the real Video_Games slice, texts {kind}; see "
+                  "bench/bench_builders.py)", "",
+                  "| LOAD TEST reviews | stage | stage s (process wall) | CPU s, all processes "
+                  "| peak RSS MB, stage process | peak RSS MB, all processes | counts | cache hits / distinct keys |",
+                  "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in lt:
             lines.append(
-                f"| {r['n']:,} | generate load test ({r['users']:,} synthetic users) | {r['generate_s']:.1f} | | | |"
+                f"| {r['n']:,} | generate load test ({r['users']:,} synthetic users) | {r['generate_s']:.1f} "
+                "| | | | | |"
             )
             if "errors_from" in r:
                 lines.append(f"| {r['n']:,} | errors: not run (see the projection below); pair and publish read the "
-                             f"errors outputs of the {r['errors_from']:,} run | | | | |")  # fmt: skip
+                             f"errors outputs of the {r['errors_from']:,} run | | | | | | |")  # fmt: skip
             for st, m in r["stages"].items():
                 counts = ", ".join(f"{k} {m[k]:,}" for k in COUNTS.get(st, ()) if k in m)
                 lines.append(f"| {r['n']:,} | {st} | {m.get('seconds', m['wall_seconds']):.1f} ({m['wall_seconds']:.1f}) "
-                             f"| {m['peak_rss_mb']:,.0f} | {m['all_processes_peak_rss_mb']:,.0f} | {counts} |")  # fmt: skip
+                             f"| {m.get('cpu_seconds', 0):.1f} | {m['peak_rss_mb']:,.0f} "
+                             f"| {m['all_processes_peak_rss_mb']:,.0f} | {counts} | {_hits(m.get('cache', {}))} |")  # fmt: skip
+        real = res.get("real_shares")
+        if real:
+            lines += ["", "| reviews | texts | distinct texts | sentences | distinct sentences |", "|---|---|---|---|---|",
+                      f"| the real slice | {real['reviews']:,} | {real['distinct_texts']:.1%} | {real['sentences']:,} "
+                      f"| {real['distinct_sentences']:.1%} |"]  # fmt: skip
+            for r in lt:
+                sh = r["shares"]
+                lines.append(f"| LOAD TEST {r['n']:,} ({r['texts']}) | {sh['reviews']:,} | {sh['distinct_texts']:.1%} "
+                             f"| {sh['sentences']:,} | {sh['distinct_sentences']:.1%} |")  # fmt: skip
         warm = next((r for r in res["load_test"] if r.get("warmup")), None)
         if warm:
             lines.append(f"\nwarm-up ({warm['n']:,} reviews, cold caches, encoder cap 5,000): "
@@ -312,7 +358,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="STAGE=N",
         help="run STAGE only for load tests of at most N reviews (the table projects the rest)",
     )
-    ap.add_argument("--warmup", type=int, default=20_000, help="reviews of the warm-up build")
+    ap.add_argument("--reviews", choices=("distinct", "resampled"), default="distinct",
+                    help="load-test texts: distinct (recombined, as costly as real ones) or resampled (repeating)")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="reviews of the warm-up build (default: 20,000 for resampled texts, none for distinct)")
     ap.add_argument(
         "--workers", type=int, default=1, help="local executor processes per stage (1: in process)"
     )
@@ -324,9 +373,14 @@ def main(argv: list[str] | None = None) -> int:
         env = dict(os.environ, PQB_CACHE_DIR=str(tmp / "cache"))
         if args.sizes:
             max_n = {k: int(v) for k, v in (x.split("=") for x in args.stage_max_n)}
+            warm = args.warmup if args.warmup is not None else (20_000 if args.reviews == "resampled" else 0)
             res["load_test"] = load_test(
-                sorted(args.sizes), tmp, env, args.stages, max_n, args.workers, args.warmup
+                sorted(args.sizes), tmp, env, args.stages, max_n, args.workers, warm, args.reviews
             )
+            from pqb.builders.source.loadtest import distinct_shares
+            from pqb.dataset import settings
+
+            res["real_shares"] = distinct_shares(_texts(settings.PQB_AMAZON_DIR / "Video_Games.jsonl"))
         res["spacy"] = spacy_overhead(args.spacy_texts)
         res["pair"] = farthest_pair(args.pair_users, 120)
         if args.embedded:

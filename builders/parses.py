@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -59,6 +60,19 @@ def open_cache_db(path: Path, create: str, what: str) -> sqlite3.Connection:
 def value_checksum(value: str) -> str:
     """The per-row checksum of a cached value: a row whose value no longer matches is recomputed."""
     return sha256_bytes(value.encode("utf-8"))[:16]
+
+
+CACHE_COUNTS: Counter[str] = Counter()
+"""Distinct keys looked up (``<cache> lookups``) and found (``<cache> hits``) in this process, per
+cache: ``sents`` and ``parse`` (the parse cache) and ``correction`` (the correction cache). Read by
+``bench/bench_builders.py`` to report hit rates; a stage whose lookups run in worker processes adds
+theirs here (see :func:`count_cache`)."""
+
+
+def count_cache(name: str, lookups: int, hits: int) -> None:
+    """Record ``lookups`` distinct keys looked up in cache ``name`` and ``hits`` of them found."""
+    CACHE_COUNTS[f"{name} lookups"] += lookups
+    CACHE_COUNTS[f"{name} hits"] += hits
 
 
 class ParseCache:
@@ -161,6 +175,7 @@ def _run(
     unique = sorted(set(texts))
     keys = {t: stable_hash(kind, model, t, length=24) for t in unique}
     found = cache.get_many(list(keys.values()))
+    count_cache(kind, len(unique), len(found))
     todo = [t for t in unique if keys[t] not in found]
     _check_lengths(todo, nlp.max_length if nlp is not None else SPACY_MAX_LENGTH)
     chunks = [todo[i : i + PARSE_CHUNK] for i in range(0, len(todo), PARSE_CHUNK)]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +19,13 @@ import pytest
 
 from pqb.builders.config import BuildConfig, EncoderConfig
 from pqb.builders.executor import LocalExecutor, make_executor
-from pqb.builders.parses import ParseCache, split_sentences
-from pqb.builders.source.loadtest import LOAD_TEST_PREFIX, generate_reviews
+from pqb.builders.parses import CACHE_COUNTS, ParseCache, split_sentences
+from pqb.builders.source.loadtest import (
+    LOAD_TEST_PREFIX,
+    distinct_shares,
+    generate_reviews,
+    split_sentences_cheaply,
+)
 from pqb.builders.source.stage import run_ingest, run_users
 from pqb.builders.source.users import UserConfig, link_rows
 from pqb.builders.syntax.stage import encoder_training_users, run_profiles
@@ -79,23 +86,73 @@ def _real_slice() -> Path:
     return settings.PQB_AMAZON_DIR
 
 
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
 def test_load_test_generator_resamples_real_reviews_and_says_so(tmp_path: Path) -> None:
     src = _real_slice()
-    info = generate_reviews(src, "Video_Games", 777, tmp_path / "lt", seed=3)
-    lines = [json.loads(x) for x in (tmp_path / "lt" / "Video_Games.jsonl").read_text().splitlines()]
+    info = generate_reviews(src, "Video_Games", 777, tmp_path / "lt", seed=3, texts="resampled")
+    lines = _lines(tmp_path / "lt" / "Video_Games.jsonl")
     assert len(lines) == info["reviews"] == 777
     assert all(r["user_id"].startswith(LOAD_TEST_PREFIX) for r in lines)
-    real = {
-        (json.loads(x)["text"]) for x in (src / "Video_Games.jsonl").read_text().splitlines() if x.strip()
-    }
+    real = {r["text"] for r in _lines(src / "Video_Games.jsonl")}
     assert {r["text"] for r in lines} <= real  # resampled, never invented
     assert "LOAD TEST" in (tmp_path / "lt" / "LOADTEST.md").read_text()
     assert (tmp_path / "lt" / "meta_Video_Games.jsonl").read_bytes() == (
         src / "meta_Video_Games.jsonl"
     ).read_bytes()
     again = tmp_path / "again"
-    generate_reviews(src, "Video_Games", 777, again, seed=3)
+    generate_reviews(src, "Video_Games", 777, again, seed=3, texts="resampled")
     assert (again / "Video_Games.jsonl").read_bytes() == (tmp_path / "lt" / "Video_Games.jsonl").read_bytes()
+    with pytest.raises(ValueError, match="texts must be one of"):
+        generate_reviews(src, "Video_Games", 5, tmp_path / "x", texts="copied")  # type: ignore[arg-type]
+
+
+def test_distinct_load_test_texts_are_real_words_in_real_shapes_that_do_not_repeat(tmp_path: Path) -> None:
+    """The users and products are the resampled ones; each text has its real review's sentence count,
+    is made of the slice's words, and texts and sentences repeat less often than in the real slice
+    (so no cache answers more often than on real reviews); a seed gives the same bytes."""
+    src = _real_slice()
+    generate_reviews(src, "Video_Games", 3000, tmp_path / "copy", seed=4, texts="resampled")
+    generate_reviews(src, "Video_Games", 3000, tmp_path / "lt", seed=4)
+    copied, made = (
+        _lines(tmp_path / "copy" / "Video_Games.jsonl"),
+        _lines(tmp_path / "lt" / "Video_Games.jsonl"),
+    )
+    assert [(r["user_id"], r["parent_asin"], r["rating"]) for r in made] == [
+        (r["user_id"], r["parent_asin"], r["rating"]) for r in copied
+    ]
+    assert [len(split_sentences_cheaply(r["text"])) for r in made] == [
+        max(1, len(split_sentences_cheaply(r["text"]))) for r in copied
+    ]
+    real = [r["text"] for r in _lines(src / "Video_Games.jsonl")]
+    vocab = {w.lower() for t in real for w in re.findall(r"[A-Za-z]+", t)}
+    assert {w.lower() for r in made for w in re.findall(r"[A-Za-z]+", r["text"])} <= vocab
+    ours, theirs = distinct_shares([r["text"] for r in made]), distinct_shares(real)
+    assert (
+        ours["distinct_texts"] > theirs["distinct_texts"]
+        and ours["distinct_sentences"] > theirs["distinct_sentences"]
+    )
+    assert not {r["text"] for r in made} & set(real)
+    assert '"distinct"' in (tmp_path / "lt" / "LOADTEST.md").read_text()
+    generate_reviews(src, "Video_Games", 3000, tmp_path / "again", seed=4)
+    assert (tmp_path / "again" / "Video_Games.jsonl").read_bytes() == (
+        tmp_path / "lt" / "Video_Games.jsonl"
+    ).read_bytes()
+    generate_reviews(src, "Video_Games", 3000, tmp_path / "other", seed=5)
+    assert not {r["text"] for r in _lines(tmp_path / "other" / "Video_Games.jsonl")} & {
+        r["text"] for r in made
+    }
+
+
+def test_parse_cache_counts_distinct_lookups_and_hits(tmp_path: Path) -> None:
+    texts = ["One. Two.", "Three.", "One. Two."]
+    cache = ParseCache(tmp_path / "p.sqlite")
+    before = Counter(CACHE_COUNTS)
+    split_sentences(texts, nlp=CountingNlp(), cache=cache)
+    split_sentences([*texts, "Four."], nlp=CountingNlp(), cache=cache)
+    assert CACHE_COUNTS - before == Counter({"sents lookups": 2 + 3, "sents hits": 2})
 
 
 def _build(work: Path, src: Path, executor: object = None, *, later: bool = False) -> dict[str, bytes]:
@@ -372,11 +429,17 @@ def test_local_processes_and_a_two_worker_ray_cluster_write_the_same_bytes(
     src = tmp_path / "lt"
     generate_reviews(_real_slice(), "Video_Games", 300, src)
     monkeypatch.setattr("pqb.builders.writing_errors.profiles.ERRORS_CHUNK", 200)  # several chunks
+    counted = Counter(CACHE_COUNTS)
     inline = _build(tmp_path / "inline", src, later=True)
+    inline_counts, counted = CACHE_COUNTS - counted, Counter(CACHE_COUNTS)
     local = LocalExecutor(2)
     try:
         monkeypatch.setattr(settings, "PQB_CACHE_DIR", tmp_path / "cache-local")  # cold: workers parse
         assert _build(tmp_path / "local", src, executor=local, later=True) == inline
+        # the correction cache is looked up in the workers; their counts come back to this process
+        lookups = {k: v for k, v in (CACHE_COUNTS - counted).items() if k.endswith("lookups")}
+        assert lookups == {k: v for k, v in inline_counts.items() if k.endswith("lookups")}
+        assert lookups["correction lookups"] > 0
     finally:
         local.close()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})

@@ -32,7 +32,7 @@ from pqb.builders.errors import (
     GecModelNotFoundError,
     UnknownBackendError,
 )
-from pqb.builders.parses import open_cache_db, value_checksum
+from pqb.builders.parses import count_cache, open_cache_db, value_checksum
 from pqb.builders.text import match_case
 from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, classify
 from pqb.dataset import settings
@@ -87,6 +87,7 @@ class CachedCorrector:
                     cache_rebuild_notice(
                         "correction cache", self.cache_path, f"has {bad} row(s) that fail their checksum"
                     )
+            count_cache("correction", len(uniq), len(found))
             todo: dict[str, str] = {}
             for k, s in zip(keys, sentences, strict=True):
                 if k not in found:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import re
 import shutil
 import tempfile
@@ -33,6 +34,7 @@ import pyarrow.parquet as pq
 
 from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import MissingInputError
+from pqb.builders.parses import CACHE_COUNTS
 from pqb.builders.workdir import (
     EDITS,
     PRODUCTS,
@@ -657,6 +659,7 @@ def _errors_chunk(job: tuple[Any, list[tuple[str, str, str]], Smoothing]) -> dic
     process the executor chose; spaCy, ERRANT and the word lists load once per process). Repeated texts
     in a chunk are corrected and parsed once: a text's correction and parse do not depend on its neighbours."""
     corrector, rows, smoothing = job
+    counted = Counter(CACHE_COUNTS)
     texts = [t for _, _, t in rows]
     unique = sorted(set(texts))
     fixed: list[str] = []
@@ -670,7 +673,8 @@ def _errors_chunk(job: tuple[Any, list[tuple[str, str, str]], Smoothing]) -> dic
         [s for _, s, _ in rows],
     )  # fmt: skip
     return {"users": profiles.users, "glob": profiles.glob, "edits": edit_rows,
-            "corrected": sum(1 for i in idx if unique[i] != fixed[i])}  # fmt: skip
+            "corrected": sum(1 for i in idx if unique[i] != fixed[i]),
+            "cache_counts": (os.getpid(), CACHE_COUNTS - counted)}  # fmt: skip
 
 
 def _user_chunks(starts: np.ndarray, n: int, size: int) -> list[tuple[int, int]]:
@@ -802,6 +806,8 @@ def run_errors(
             totals.update(_user_totals(part["users"]))
             edit_rows += part["edits"]
             n_corrected += part["corrected"]
+            if part["cache_counts"][0] != os.getpid():  # counted in a worker: add it to this process's
+                CACHE_COUNTS.update(part["cache_counts"][1])
         profiles = ErrorProfiles(glob=glob, smoothing=smoothing)  # the global model; users are in the file
         profiles.meta = {
             "backend": corrector.backend_id,
