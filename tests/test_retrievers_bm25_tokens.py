@@ -197,6 +197,20 @@ def test_streamed_index_equals_one_sort(batch, monkeypatch):
     _assert_postings_equal(streamed, ii.Postings.build(tokens, len(vocab)))
 
 
+def test_streamed_index_holds_wide_blocks_and_large_counts():
+    """A block of more than 65,536 documents and a word repeated 70,000 times in one document take
+    the 4-byte block types, and still equal the one-sort postings (float32 counts, int32 documents)."""
+    an = RegexAnalyzer(r"(?u)\b\w\w+\b", stopwords=STOPWORDS_EN)
+    texts = ["spam " * 70_000, *(f"w{i % 7} w{i % 5}" for i in range(70_000)), "spam eggs"]
+    vocab: dict[str, int] = {}
+    tokens = an.tokenize(texts, vocab, grow=True)
+    builder = ii.PostingsBuilder()
+    builder.add(tokens)  # one block of 70,002 documents
+    streamed = builder.finish(len(vocab))
+    assert streamed.tf.max() == 70_000 and streamed.docs.max() == 70_001
+    _assert_postings_equal(streamed, _reference_postings(tokens, len(vocab)))
+
+
 def test_empty_corpus_index():
     builder = ii.PostingsBuilder()
     p = builder.finish(0)
@@ -206,15 +220,24 @@ def test_empty_corpus_index():
 @pytest.mark.skipif(
     not config_path(DS, "video_games-corpus").exists(), reason="pqb_dataset/ has not been built"
 )
-def test_streamed_index_equals_one_sort_on_the_real_corpus():
+def test_streamed_index_equals_one_sort_on_the_real_corpus(tmp_path):
+    """The index a BM25 retriever builds (and caches) equals the one-sort postings; its scorer keeps
+    the documents and weights, not the term frequencies the weights replace."""
     from pqb.harness.evaluation.data import build_corpus
     from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
 
     t = pq.read_table(config_path(DS, "video_games-corpus")).to_pydict()
     for args in ({}, {"variant": "lucene"}):
         r = BM25Retriever(**args)
-        r.index(build_corpus(t["id"], t["title"], t["text"]))
+        r.index(build_corpus(t["id"], t["title"], t["text"]), cache_dir=tmp_path / str(args))
         vocab: dict[str, int] = {}
         tokens = r._make_analyzer().tokenize(r._doc_texts(r.corpus), vocab, grow=True)
         assert vocab == r._vocab
-        _assert_postings_equal(r._scorer.postings, _reference_postings(tokens, len(vocab)))
+        reference = _reference_postings(tokens, len(vocab))
+        (folder,) = (tmp_path / str(args) / "bm25").iterdir()
+        saved, saved_vocab = ii.load(folder)
+        assert saved_vocab == vocab
+        _assert_postings_equal(saved, reference)
+        held = r._scorer.postings
+        assert len(held.tf) == 0
+        _assert_postings_equal(held, ii.Postings(reference.indptr, reference.docs, held.tf, reference.doc_len))

@@ -19,11 +19,13 @@ Weightings (``weight(term, n)`` gives the weights for a term named ``n`` times i
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,14 +90,19 @@ class PostingsBuilder:
     Why: the analyzer's token ids of a whole corpus (4 bytes a token) and one global sort of every
     (term, document) pair (two int64 arrays per posting) were BM25's peak memory at 200K real-length
     documents (issue 32). Here each block's (term, document) keys are sorted and counted at once, and
-    only the distinct (document, term, tf) triples are kept (12 bytes per posting), term-major within
+    only the distinct (document, term, tf) triples are kept, term-major within
     the block; :meth:`finish` then copies each block's run of each term to that term's next free slots
     (blocks come in document order, so every term's documents stay ascending). The result equals one
-    sort of every (term, document) key (tests/test_retrievers_bm25_tokens.py compares them)."""
+    sort of every (term, document) key (tests/test_retrievers_bm25_tokens.py compares them).
+
+    A block stores its documents as offsets from its first document and its term frequencies in the
+    narrowest unsigned type that holds them (2 bytes each for a tokenizer block of at most 4,096
+    documents whose words repeat fewer than 65,536 times): 8 bytes per posting instead of 12 until
+    :meth:`finish` places them, when the held blocks and the final arrays are the build's peak."""
 
     def __init__(self) -> None:
         self.n_docs = 0
-        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (docs, terms, tf)
+        self._blocks: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []  # (first doc, offsets, terms, tf)
         self._lengths: list[np.ndarray] = []
 
     def add(self, block: Tokenized) -> None:
@@ -107,16 +114,19 @@ class PostingsBuilder:
         keys.sort()
         # a block without tokens (every document empty) has no keys, and no first key to start at
         starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys[:0]
-        tf = np.diff(np.append(starts, len(keys))).astype(np.float32)
+        tf = np.diff(np.append(starts, len(keys)))
         distinct = keys[starts]
-        self._blocks.append(((distinct & 0xFFFFFFFF).astype(np.int32), (distinct >> 32).astype(np.int32), tf))
+        offsets = (distinct & 0xFFFFFFFF) - self.n_docs
+        self._blocks.append((self.n_docs, offsets.astype(_narrowest(len(block))), (distinct >> 32).astype(np.int32),
+                             tf.astype(_narrowest(int(tf.max(initial=0)) + 1))))  # fmt: skip
         self._lengths.append(lengths)
         self.n_docs += len(block)
 
     def finish(self, n_terms: int) -> Postings:
         """The postings (``n_terms`` = the final vocabulary size); the blocks are released as placed."""
+        return_freed_heap()  # what the tokenizer freed, before the final arrays are allocated
         df = np.zeros(n_terms, np.int64)
-        for _, terms, _ in self._blocks:
+        for _, _, terms, _ in self._blocks:
             df += np.bincount(terms, minlength=n_terms)
         indptr = np.zeros(n_terms + 1, np.int64)
         np.cumsum(df, out=indptr[1:])
@@ -125,16 +135,45 @@ class PostingsBuilder:
         cursor = indptr[:-1].copy()  # next free slot of each term
         blocks, self._blocks = self._blocks, []
         while blocks:
-            b_docs, terms, b_tf = blocks.pop(0)  # term-major already: (term, document) ascending
+            first, offsets, terms, b_tf = blocks.pop(0)  # term-major already: (term, document) ascending
             heads = np.flatnonzero(np.concatenate(([True], terms[1:] != terms[:-1]))) if len(terms) else terms
             sizes = np.diff(np.append(heads, len(terms)))
             at = cursor[terms] + (np.arange(len(terms)) - np.repeat(heads, sizes))
-            docs[at] = b_docs
-            tf[at] = b_tf
+            docs[at] = offsets.astype(np.int32) + np.int32(first)
+            tf[at] = b_tf  # an integer count, exact in float32
             cursor[terms[heads]] += sizes
         doc_len = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.int64)
         self._lengths = []
+        return_freed_heap()
         return Postings(indptr, docs, tf, doc_len)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or ``None`` where the C library has none (musl, macOS, Windows)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    libc = ctypes.CDLL(name) if name else None
+    return getattr(libc, "malloc_trim", None)
+
+
+def return_freed_heap() -> None:
+    """Give the heap memory freed so far back to the OS (glibc only; elsewhere nothing happens).
+
+    Tokenizing a corpus allocates and frees many arrays of a few MB in two threads. glibc keeps the
+    freed space in its arenas for reuse, so at 200K real-length documents a 200 MB index left about
+    250 MB of freed heap counted in the process's memory through ranking (issue 32). It changes no
+    value: only where freed memory lives."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _narrowest(bound: int) -> type:
+    """The narrowest unsigned integer type holding every value below ``bound``."""
+    return np.uint16 if bound <= 1 << 16 else np.uint32
 
 
 BLOCK_POSTINGS = 1 << 20
