@@ -275,6 +275,19 @@ COUNTS = {"users": ("sentences", "users_qualified", "links"), "profiles": ("trai
           "link": ("targets", "qualified"), "ingest": ("reviews", "products"), "publish": ("rows",)}  # fmt: skip
 
 
+def _projection(row: dict) -> list[str]:
+    """Hours per 1M reviews, linear from ``row`` (the largest N): each stage's own seconds per review
+    × 1M, ``link`` left out (it re-times part of users). Stages that are mostly fixed cost at small N
+    (ratios well below 1 in the linearity table) are overstated, so it is an upper bound for them."""
+    per = {st: m.get("seconds", m["wall_seconds"]) / row["n"] * 1e6 / 3600
+           for st, m in row["stages"].items() if st != "link"}  # fmt: skip
+    if not per:
+        return []
+    return [f"Projection, linear from {row['n']:,} reviews on this machine: {sum(per.values()):.1f} h per 1M "
+            f"reviews (" + ", ".join(f"{st} {h:.1f} h" for st, h in sorted(per.items(), key=lambda kv: -kv[1]))
+            + ")"]  # fmt: skip
+
+
 def tables(res: dict) -> str:
     lines = []
     lt = [r for r in res.get("load_test") or [] if not r.get("warmup")]
@@ -323,6 +336,7 @@ def tables(res: dict) -> str:
                     continue
                 per_b = b["stages"][st].get("seconds", b["stages"][st]["wall_seconds"]) / b["n"] * 1e3
                 lines.append(f"| {st} | {per_a:.4f} | {per_b:.4f} | {per_b / per_a:.2f} |")
+        lines += ["", *_projection(lt[-1])]
     if "spacy" in res:
         s = res["spacy"]
         lines += ["", "| distinct review texts | plain nlp.pipe s | ours (chunked, cached, cold) s | ours ÷ plain |",

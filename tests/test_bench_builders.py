@@ -53,3 +53,13 @@ def test_tables_give_cache_hit_rates_and_the_shares_beside_the_real_slice():
     assert "| 1,000 | users | 2.0 (3.0) | 5.5 | 100 | 300 |  | sents 1/200 (0.5%) |" in out
     assert "| the real slice | 1,343 | 95.4% | 6,714 | 97.6% |" in out
     assert "| LOAD TEST 1,000 (distinct) | 1,000 | 99.9% | 5,000 | 99.5% |" in out
+
+
+def test_projection_is_linear_from_the_largest_run_without_link():
+    stage = {"all_processes_peak_rss_mb": 1.0, "peak_rss_mb": 1.0, "cpu_seconds": 1.0}
+    rows = [{"n": n, "users": 1, "generate_s": 0.1, "stages": {
+        "users": {**stage, "seconds": 0.036 * n, "wall_seconds": 0.04 * n},
+        "link": {**stage, "seconds": 5.0, "wall_seconds": 5.0},
+        "profiles": {**stage, "seconds": 0.072 * n, "wall_seconds": 0.08 * n}}} for n in (1000, 2000)]  # fmt: skip
+    out = bb.tables({"load_test": rows})
+    assert "linear from 2,000 reviews on this machine: 30.0 h per 1M reviews (profiles 20.0 h, users 10.0 h)" in out
