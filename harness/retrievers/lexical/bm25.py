@@ -24,7 +24,6 @@ Variants:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -215,9 +214,7 @@ class BM25Retriever(Retriever):
             weights: Any = inverted_index.LuceneWeights(postings, k1=self.k1, b=self.b)
         else:
             weights = inverted_index.Bm25sWeights(postings, k1=self.k1, b=self.b, method=self.method)
-        # the weights replace the term frequencies: the scorer reads documents and weights only, so the
-        # 4 bytes per posting of ``tf`` are not held while ranking
-        self._scorer = SparseScorer(dataclasses.replace(postings, tf=postings.tf[:0]), weights, kernel=self.kernel)
+        self._scorer = SparseScorer(postings, weights, kernel=self.kernel)
 
     def _query_terms(self, queries: Sequence[str]) -> list[list[int]]:
         tokens: Tokenized = self._analyzer.tokenize(queries, self._vocab, grow=False)
