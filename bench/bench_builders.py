@@ -152,7 +152,7 @@ def load_test(
     warm_n: int,
     texts: str,
 ) -> list[dict]:
-    from pqb.builders.source.loadtest import distinct_shares, generate_reviews
+    from pqb.builders.source.loadtest import generate_reviews
     from pqb.dataset import settings
 
     rows: list[dict] = []
@@ -172,7 +172,7 @@ def load_test(
         seed = n if texts == "distinct" else 0
         info = generate_reviews(settings.PQB_AMAZON_DIR, "Video_Games", n, src, seed=seed, texts=texts)
         row = {"n": n, "users": info["users"], "generate_s": time.perf_counter() - t, "stages": {},
-               "texts": texts, "shares": distinct_shares(_texts(src / "Video_Games.jsonl"))}  # fmt: skip
+               "texts": texts, "shares": info["shares"], "real_shares": info["real_shares"]}  # fmt: skip
         work = tmp / f"work-{n}"
         done_rows = [r for r in rows if not r.get("warmup")]
         ran = {m for r in done_rows for m in r["stages"]}
@@ -193,12 +193,6 @@ def load_test(
         rows.append(row)
         shutil.rmtree(work / "dataset-LOADTEST", ignore_errors=True)
     return rows
-
-
-def _texts(path: Path) -> list[str]:
-    from pqb.builders.source.amazon import ReadStats, iter_reviews
-
-    return [r["text"] for r in iter_reviews(path, ReadStats()) if isinstance(r.get("text"), str)]
 
 
 def _hits(cache: dict[str, int]) -> str:
@@ -311,7 +305,7 @@ def tables(res: dict) -> str:
                 lines.append(f"| {r['n']:,} | {st} | {m.get('seconds', m['wall_seconds']):.1f} ({m['wall_seconds']:.1f}) "
                              f"| {m.get('cpu_seconds', 0):.1f} | {m['peak_rss_mb']:,.0f} "
                              f"| {m['all_processes_peak_rss_mb']:,.0f} | {counts} | {_hits(m.get('cache', {}))} |")  # fmt: skip
-        real = res.get("real_shares")
+        real = lt[0].get("real_shares")
         if real:
             lines += ["", "| reviews | texts | distinct texts | sentences | distinct sentences |", "|---|---|---|---|---|",
                       f"| the real slice | {real['reviews']:,} | {real['distinct_texts']:.1%} | {real['sentences']:,} "
@@ -391,10 +385,6 @@ def main(argv: list[str] | None = None) -> int:
             res["load_test"] = load_test(
                 sorted(args.sizes), tmp, env, args.stages, max_n, args.workers, warm, args.reviews
             )
-            from pqb.builders.source.loadtest import distinct_shares
-            from pqb.dataset import settings
-
-            res["real_shares"] = distinct_shares(_texts(settings.PQB_AMAZON_DIR / "Video_Games.jsonl"))
         res["spacy"] = spacy_overhead(args.spacy_texts)
         res["pair"] = farthest_pair(args.pair_users, 120)
         if args.embedded:

@@ -46,9 +46,10 @@ def test_tables_give_cache_hit_rates_and_the_shares_beside_the_real_slice():
     stage = {"seconds": 2.0, "wall_seconds": 3.0, "cpu_seconds": 5.5, "peak_rss_mb": 100.0,
              "all_processes_peak_rss_mb": 300.0, "cache": {"sents lookups": 200, "sents hits": 1}}  # fmt: skip
     shares = {"reviews": 1000, "distinct_texts": 0.999, "sentences": 5000, "distinct_sentences": 0.995}
-    row = {"n": 1000, "users": 300, "generate_s": 0.1, "texts": "distinct", "shares": shares, "stages": {"users": stage}}
     real = {"reviews": 1343, "distinct_texts": 0.954, "sentences": 6714, "distinct_sentences": 0.976}
-    out = bb.tables({"load_test": [row], "real_shares": real})
+    row = {"n": 1000, "users": 300, "generate_s": 0.1, "texts": "distinct", "shares": shares, "real_shares": real,
+           "stages": {"users": stage}}  # fmt: skip
+    out = bb.tables({"load_test": [row]})
     assert "texts distinct" in out
     assert "| 1,000 | users | 2.0 (3.0) | 5.5 | 100 | 300 |  | sents 1/200 (0.5%) |" in out
     assert "| the real slice | 1,343 | 95.4% | 6,714 | 97.6% |" in out

@@ -20,6 +20,7 @@ import pytest
 from pqb.builders.config import BuildConfig, EncoderConfig
 from pqb.builders.executor import LocalExecutor, make_executor
 from pqb.builders.parses import CACHE_COUNTS, ParseCache, split_sentences
+from pqb.builders.source.amazon import ReadStats, iter_reviews
 from pqb.builders.source.loadtest import (
     LOAD_TEST_PREFIX,
     distinct_shares,
@@ -115,7 +116,7 @@ def test_distinct_load_test_texts_are_real_words_in_real_shapes_that_do_not_repe
     (so no cache answers more often than on real reviews); a seed gives the same bytes."""
     src = _real_slice()
     generate_reviews(src, "Video_Games", 3000, tmp_path / "copy", seed=4, texts="resampled")
-    generate_reviews(src, "Video_Games", 3000, tmp_path / "lt", seed=4)
+    info = generate_reviews(src, "Video_Games", 3000, tmp_path / "lt", seed=4)
     copied, made = (
         _lines(tmp_path / "copy" / "Video_Games.jsonl"),
         _lines(tmp_path / "lt" / "Video_Games.jsonl"),
@@ -130,6 +131,9 @@ def test_distinct_load_test_texts_are_real_words_in_real_shapes_that_do_not_repe
     vocab = {w.lower() for t in real for w in re.findall(r"[A-Za-z]+", t)}
     assert {w.lower() for r in made for w in re.findall(r"[A-Za-z]+", r["text"])} <= vocab
     ours, theirs = distinct_shares([r["text"] for r in made]), distinct_shares(real)
+    # what a benchmark reports: the written texts, and the real ones the builders read (valid records)
+    usable = [r["text"] for r in iter_reviews(src / "Video_Games.jsonl", ReadStats())]
+    assert (info["shares"], info["real_shares"]) == (ours, distinct_shares(usable))
     assert (
         ours["distinct_texts"] > theirs["distinct_texts"]
         and ours["distinct_sentences"] > theirs["distinct_sentences"]

@@ -29,7 +29,7 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pqb.builders.source.amazon import ReadStats, iter_reviews
 from pqb.dataset.io import atomic_path, atomic_write_text
@@ -113,8 +113,11 @@ def generate_reviews(
     *,
     seed: int = 0,
     texts: Literal["distinct", "resampled"] = "distinct",
-) -> dict[str, int]:
-    """Write ``out/<category>.jsonl`` (``n`` load-test reviews), the real meta file and ``LOADTEST.md``."""
+) -> dict[str, Any]:
+    """Write ``out/<category>.jsonl`` (``n`` load-test reviews), the real meta file and ``LOADTEST.md``.
+
+    Returns the counts and :func:`distinct_shares` of the written texts (``shares``) and of the real
+    ones (``real_shares``), so a benchmark reports how often they repeat without reading them again."""
     if n < 1:
         raise ValueError(f"a load test needs n >= 1 reviews, got {n}")
     if texts not in HOW:
@@ -128,10 +131,9 @@ def generate_reviews(
         raise ValueError(f"{source / f'{category}.jsonl'} has no usable review to resample")
     users = sorted(by_user)
     rng = random.Random(seed)
-    recombine = None
-    if texts == "distinct":
-        real = [r["text"] for u in users for r in by_user[u] if isinstance(r.get("text"), str)]
-        recombine = _Recombiner(real, random.Random(f"{seed}:texts"))
+    real = [r["text"] for u in users for r in by_user[u] if isinstance(r.get("text"), str)]
+    recombine = _Recombiner(real, random.Random(f"{seed}:texts")) if texts == "distinct" else None
+    made: list[str] = []
     out.mkdir(parents=True, exist_ok=True)
     written = draws = 0
     with atomic_path(out / f"{category}.jsonl") as tmp, open(tmp, "w", encoding="utf-8") as f:
@@ -140,8 +142,10 @@ def generate_reviews(
             uid = f"{LOAD_TEST_PREFIX}{draws}-{real_user}"
             for r in by_user[real_user][: n - written]:
                 r = {**r, "user_id": uid}
-                if recombine is not None and isinstance(r.get("text"), str):
-                    r["text"] = recombine.text(r["text"])
+                if isinstance(r.get("text"), str):
+                    if recombine is not None:
+                        r["text"] = recombine.text(r["text"])
+                    made.append(r["text"])
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
                 written += 1
             draws += 1
@@ -152,4 +156,5 @@ def generate_reviews(
         README.format(n=n, category=category, seed=seed, texts=texts, real=stats.records, users=len(users),
                       source=source, how=HOW[texts]),
     )  # fmt: skip
-    return {"reviews": written, "users": draws, "real_reviews": stats.records, "real_users": len(users)}
+    return {"reviews": written, "users": draws, "real_reviews": stats.records, "real_users": len(users),
+            "shares": distinct_shares(made), "real_shares": distinct_shares(real)}  # fmt: skip
