@@ -17,7 +17,14 @@ from typing import Any, NamedTuple
 
 from pqb.builders.errors import TextTooLongError
 from pqb.builders.executor import Executor
-from pqb.builders.nlp import SPACY_MAX_LENGTH, installed_spacy_model_id, load_spacy, spacy_model_id
+from pqb.builders.nlp import (
+    PARSE_DISABLE,
+    SENTS_DISABLE,
+    SPACY_MAX_LENGTH,
+    installed_spacy_model_id,
+    load_spacy,
+    spacy_model_id,
+)
 from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
 from pqb.dataset.io import cache_rebuild_notice, sha256_bytes, stable_hash
@@ -150,7 +157,7 @@ killed stage loses at most this many parses and a rerun parses only what the cac
 def _parse_chunk(job: tuple[str, list[str], int]) -> list[Any]:
     """One chunk in whichever process the executor chose: spaCy loads once per process (cached)."""
     kind, texts, batch_size = job
-    nlp = load_spacy()
+    nlp = load_spacy(disable=_DISABLE[kind])
     return [_CONVERT[kind](doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
 
 
@@ -182,7 +189,7 @@ def _run(
     if executor is not None and executor.workers > 1:
         done = executor.map(_parse_chunk, [(kind, c, batch_size) for c in chunks])
     else:
-        pipe = nlp if nlp is not None else (load_spacy() if chunks else None)
+        pipe = nlp if nlp is not None else (load_spacy(disable=_DISABLE[kind]) if chunks else None)
         done = ([_CONVERT[kind](d) for d in pipe.pipe(c, batch_size=batch_size)] for c in chunks)
     for chunk, values in bar(zip(chunks, done, strict=True), total=len(chunks), desc=desc, unit="chunk",
                              leave=False):  # fmt: skip
@@ -201,6 +208,19 @@ def _parse(doc: Any) -> list[list[Any]]:
 
 
 _CONVERT = {"sents": _sents, "parse": _parse}
+_DISABLE = {"sents": SENTS_DISABLE, "parse": PARSE_DISABLE}
+"""The components each kind's default pipeline leaves out (:mod:`pqb.builders.nlp`)."""
+
+
+def doc_of_parse(nlp: Any, text: str, parsed: Parsed) -> Any:
+    """``text`` as a spaCy ``Doc`` carrying ``parsed`` (``nlp``'s tokenizer gives the tokens): the POS,
+    labels and heads of ``nlp(text)`` without running its models, when ``parsed`` came from the same
+    pipeline. Components that set nothing else (a lemmatizer's lemmas aside) see the same doc."""
+    from spacy.tokens import Doc
+
+    toks = nlp.make_doc(text)
+    return Doc(nlp.vocab, words=[t.text for t in toks], spaces=[bool(t.whitespace_) for t in toks],
+               pos=list(parsed.pos), deps=list(parsed.dep), heads=list(parsed.head))  # fmt: skip
 
 
 def split_sentences(

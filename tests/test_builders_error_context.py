@@ -68,3 +68,30 @@ def test_shrinkage_order_context_user_global() -> None:
 def test_smoothing_round_trips() -> None:
     sm = Smoothing(user_tokens=7)
     assert Smoothing.from_dict(sm.to_dict()) == sm
+
+
+def test_docs_rebuilt_from_cached_parses_equal_the_annotators_docs() -> None:
+    """The errors stage rebuilds unchanged sentences' docs from their standalone parses: same tokens,
+    POS, labels, heads and signatures as the annotator's pipeline, and the same ERRANT edits."""
+    from pqb.builders.parses import ParseCache, parse_texts
+    from pqb.builders.writing_errors.profiles import _annotator, recover_edits
+
+    texts = ["I bougth this for my son and he loves it.", "Works great , no complaints.",
+             "The controler stopped working after two weeks!", "Its ok.  Not great. Would buy again",
+             "  Fast shipping\tand well packed :)"]  # fmt: skip
+    corrected = [texts[0].replace("bougth", "bought"), texts[1],
+                 texts[2].replace("controler", "controller"), texts[3], texts[4]]  # fmt: skip
+    annotator = _annotator()
+    docs_a, edits_a = recover_edits(texts, corrected, annotator)
+    docs_b, edits_b = recover_edits(
+        texts, corrected, annotator, parses=parse_texts(texts, cache=ParseCache(None))
+    )
+
+    def tokens(doc):
+        return [(t.text, t.idx, t.whitespace_, t.is_alpha, t.pos_, t.dep_, t.head.i) for t in doc]
+
+    assert [tokens(d) for d in docs_b] == [tokens(d) for d in docs_a]
+    assert [doc_signatures(d) for d in docs_b] == [doc_signatures(d) for d in docs_a]
+    assert edits_b == edits_a
+    assert [len(e) for e in edits_a] == [1, 0, 1, 0, 0]
+    assert docs_b[0][1].lemma_ == docs_a[0][1].lemma_  # a changed sentence keeps the annotator's own doc

@@ -19,6 +19,7 @@ import pytest
 
 from pqb.builders.config import BuildConfig, EncoderConfig
 from pqb.builders.executor import LocalExecutor, make_executor
+from pqb.builders.nlp import PARSE_DISABLE, load_spacy
 from pqb.builders.parses import CACHE_COUNTS, ParseCache, split_sentences
 from pqb.builders.source.amazon import ReadStats, iter_reviews
 from pqb.builders.source.loadtest import (
@@ -28,7 +29,7 @@ from pqb.builders.source.loadtest import (
     split_sentences_cheaply,
 )
 from pqb.builders.source.stage import run_ingest, run_users
-from pqb.builders.source.users import UserConfig, link_rows
+from pqb.builders.source.users import UserConfig, clean_review_text, link_rows
 from pqb.builders.syntax.stage import encoder_training_users, run_profiles
 from pqb.builders.workdir import ROW_GROUP_SIZE, ParquetStreamWriter, WorkDir, iter_rows, write_parquet
 from pqb.builders.writing_errors.profiles import run_errors
@@ -157,6 +158,17 @@ def test_parse_cache_counts_distinct_lookups_and_hits(tmp_path: Path) -> None:
     split_sentences(texts, nlp=CountingNlp(), cache=cache)
     split_sentences([*texts, "Four."], nlp=CountingNlp(), cache=cache)
     assert CACHE_COUNTS - before == Counter({"sents lookups": 2 + 3, "sents hits": 2})
+
+
+def test_sentence_boundaries_need_neither_tagger_nor_attribute_ruler() -> None:
+    """The users stage splits with the parser alone (``SENTS_DISABLE``): same sentences and token counts
+    as the whole pipeline, on real reviews."""
+    texts = [clean_review_text(r["text"]) for r in _lines(_real_slice() / "Video_Games.jsonl")[:300]]
+    full = load_spacy(disable=PARSE_DISABLE)
+    assert {"tagger", "attribute_ruler"} <= set(full.pipe_names)
+    lean = split_sentences(texts, cache=ParseCache(None))
+    assert sum(map(len, lean)) > len(texts)
+    assert lean == split_sentences(texts, nlp=full, cache=ParseCache(None))
 
 
 def _build(work: Path, src: Path, executor: object = None, *, later: bool = False) -> dict[str, bytes]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -58,15 +59,18 @@ class DevTools:
     def __init__(self, binary: str, user_data_dir: Path) -> None:
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
+        # Chromium reads fd 3 and writes fd 4. The child's ends are first moved to numbers >= 5, so that
+        # placing one on 3 or 4 can never overwrite the other, whatever the test process has open.
+        child_r = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD_CLOEXEC, 5)
+        child_w = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD_CLOEXEC, 5)
+        for fd in (to_chrome_r, from_chrome_w):
+            os.close(fd)
 
-        def child() -> None:  # runs in the forked child: Chromium reads fd 3 and writes fd 4
-            hi_r, hi_w = os.dup(to_chrome_r) + 10, os.dup(from_chrome_w) + 10
-            os.dup2(to_chrome_r, hi_r)
-            os.dup2(from_chrome_w, hi_w)
-            os.dup2(hi_r, 3)
-            os.dup2(hi_w, 4)
+        def child() -> None:  # runs in the forked child; dup2's copies survive exec, the originals do not
+            os.dup2(child_r, 3)
+            os.dup2(child_w, 4)
 
-        self._log = user_data_dir.parent / "chromium.log"  # Chromium's stderr, quoted if it dies
+        self._log = user_data_dir.parent / f"{user_data_dir.name}.log"  # Chromium's stderr, quoted if it dies
         with self._log.open("wb") as log:  # the child holds its own copy of the descriptor
             self.proc = subprocess.Popen(
                 [binary, *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
@@ -75,8 +79,8 @@ class DevTools:
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
-        os.close(to_chrome_r)
-        os.close(from_chrome_w)
+        os.close(child_r)
+        os.close(child_w)
         self._buffer = b""
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
@@ -87,9 +91,14 @@ class DevTools:
             if left <= 0 or not select.select([self._from_chrome], [], [], left)[0]:
                 raise TimeoutError("Chromium did not answer over the DevTools pipe in time")
             chunk = os.read(self._from_chrome, 1 << 20)
-            if not chunk:  # say why: Chromium's exit status and the end of its stderr
+            if not chunk:  # say why: Chromium's exit status (it may lag the pipe's end) and its stderr
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(timeout=5)
                 tail = self._log.read_bytes()[-800:].decode(errors="replace")
-                raise ConnectionError(f"Chromium closed the DevTools pipe (exit {self.proc.poll()}): {tail}")
+                raise ConnectionError(
+                    f"Chromium closed the DevTools pipe (exit {self.proc.returncode}; a negative exit is the"
+                    f" signal that ended it): {tail or '(nothing on stderr)'}"
+                )
             self._buffer += chunk
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(raw)
@@ -180,20 +189,21 @@ class Page:
         return path
 
 
-def _open_page(binary: str, root: Path, attempts: int = 2) -> tuple[DevTools, Page]:
-    """Chromium and its tab. A start whose pipe closes before the tab is attached is retried once with a
-    fresh profile: in one full-suite run of 2026-12-05 a Chromium that was still running closed the
-    pipe at its first command, with nothing on stderr, and passed on every rerun. Anything after the
-    tab is attached is the page's behaviour and is never retried."""
+def _open_page(binary: str, root: Path, attempts: int = 3) -> tuple[DevTools, Page]:
+    """Chromium and its tab. A start whose pipe closes (or stays silent) before the tab is attached is
+    retried with a fresh profile: full-suite runs of 2026-12-03 and 2026-12-05 each lost a start that way,
+    with nothing on stderr, and every rerun passed. Every failed start is reported if all of them fail.
+    Anything after the tab is attached is the page's behaviour and is never retried."""
+    failures: list[str] = []
     for attempt in range(attempts):
         tools = DevTools(binary, root / f"chromium-profile-{attempt}")
         try:
             return tools, Page(tools)
-        except (ConnectionError, TimeoutError):
+        except (ConnectionError, TimeoutError) as error:
             tools.close()
-            if attempt == attempts - 1:
-                raise
-    raise AssertionError("unreachable")
+            failures.append(f"start {attempt + 1}: {error}")
+            time.sleep(1.0)
+    raise ConnectionError("Chromium never attached a tab:\n" + "\n".join(failures))
 
 
 @pytest.fixture

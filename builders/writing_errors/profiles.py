@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 
 from pqb.builders.config import BuildConfig, StageStats
 from pqb.builders.errors import MissingInputError
-from pqb.builders.parses import CACHE_COUNTS
+from pqb.builders.parses import CACHE_COUNTS, Parsed, doc_of_parse, parse_texts
 from pqb.builders.workdir import (
     EDITS,
     PRODUCTS,
@@ -409,18 +409,33 @@ def empty_counts() -> dict[str, Any]:
 
 
 def recover_edits(
-    texts: Sequence[str], corrected: Sequence[str], annotator: Any, *, batch_size: int = 128
+    texts: Sequence[str],
+    corrected: Sequence[str],
+    annotator: Any,
+    *,
+    parses: Sequence[Parsed] | None = None,
+    batch_size: int = 128,
 ) -> tuple[list[Any], list[list[dict[str, Any]]]]:
     """Parse every original sentence with the annotator's own pipeline (lemmas included, see
     ``ALIGN_DISABLE``) and ERRANT-align the changed ones with their correction.
+
+    With ``parses`` (each text's standalone parse, :func:`~pqb.builders.parses.parse_texts`, which the
+    profiles stage has already cached), only the changed sentences go through the pipeline: the others'
+    docs are rebuilt from their parse, since the lemmatizer the annotator adds changes no POS, label or
+    head, and nothing but ERRANT reads a lemma.
 
     Returns the parsed original docs and, per sentence, its word-level edits: ``token_index`` (first
     original token), ``original``/``corrected`` surface strings, ``operation`` (R/M/U),
     ``errant_type`` and ``mechanism`` (``classify`` of a replaced word, else ``None``).
     """
     nlp = annotator.nlp
-    docs = list(bar(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="parse", leave=False))
     changed = [i for i, (t, c) in enumerate(zip(texts, corrected, strict=True)) if t != c]
+    if parses is None:
+        docs = list(bar(nlp.pipe(texts, batch_size=batch_size), total=len(texts), desc="parse", leave=False))
+    else:
+        docs = [doc_of_parse(nlp, t, p) for t, p in zip(texts, parses, strict=True)]
+        for i, doc in zip(changed, nlp.pipe([texts[i] for i in changed], batch_size=batch_size), strict=True):
+            docs[i] = doc
     cor_docs = dict(
         zip(changed, nlp.pipe([corrected[i] for i in changed], batch_size=batch_size), strict=True)
     )
@@ -665,7 +680,7 @@ def _errors_chunk(job: tuple[Any, list[tuple[str, str, str]], Smoothing]) -> dic
     fixed: list[str] = []
     for i in range(0, len(unique), 512):
         fixed += corrector.correct(unique[i : i + 512])
-    docs_u, edits_u = recover_edits(unique, fixed, _annotator())
+    docs_u, edits_u = recover_edits(unique, fixed, _annotator(), parses=parse_texts(unique))
     at = {t: i for i, t in enumerate(unique)}
     idx = [at[t] for t in texts]
     profiles, edit_rows = build_profiles(
