@@ -22,7 +22,7 @@ PARSE_DISABLE: tuple[str, ...] = ("ner", "lemmatizer", "textcat")
 SENTS_DISABLE: tuple[str, ...] = (*PARSE_DISABLE, "tagger", "attribute_ruler")
 """What sentence boundaries may disable: the parser predicts them from the shared tok2vec alone, never
 from the tagger's tags or the attribute ruler's POS, so the boundaries and token counts are the same
-bits (``tests/test_builders_parses.py`` checks it on real reviews) for about a quarter less CPU."""
+bits (``tests/test_builders_streaming.py`` checks it on real reviews) for about a quarter less CPU."""
 ALIGN_DISABLE: tuple[str, ...] = ("ner", "textcat")
 """What ERRANT alignment may disable: it compares lemmas (in its alignment cost and its same-lemma
 inflection rule), so without the lemmatizer every spelling slip would be typed as an inflection."""

@@ -190,10 +190,12 @@ class Page:
 
 
 def _open_page(binary: str, root: Path, attempts: int = 3) -> tuple[DevTools, Page]:
-    """Chromium and its tab. A start whose pipe closes (or stays silent) before the tab is attached is
-    retried with a fresh profile: full-suite runs of 2026-12-03 and 2026-12-05 each lost a start that way,
-    with nothing on stderr, and every rerun passed. Every failed start is reported if all of them fail.
-    Anything after the tab is attached is the page's behaviour and is never retried."""
+    """Chromium and its tab. Full-suite runs of 2026-12-03 and 2026-12-05 (CI, then locally) lost both
+    starts to a pipe that closed at the first command, with nothing on stderr, and every run of this file
+    alone passed: the old child's ``dup()+10`` placement could overwrite a pipe end, depending on what the
+    suite had open, which :class:`DevTools` no longer does (a full run passed after that change). The
+    retries stay as a guard for a start that still fails; every failed start is reported. Anything after
+    the tab is attached is the page's behaviour and is never retried."""
     failures: list[str] = []
     for attempt in range(attempts):
         tools = DevTools(binary, root / f"chromium-profile-{attempt}")
