@@ -32,6 +32,16 @@ MATMUL_SLICES = 2
 """Slices per operand in :func:`matmul`: about 40 significant bits for inner dimensions near 10⁴."""
 
 
+def _scale2(A: np.ndarray, e: np.ndarray | int) -> np.ndarray:
+    """``np.ldexp(A, e)`` at about three times its speed: a product by a power of two is rounded as
+    ldexp rounds (both are the correctly rounded ``A·2^e``), so the bits are the same whenever ``2^e``
+    itself is a normal float; otherwise ldexp."""
+    e = np.asarray(e)
+    if e.size and (e.max() > 1000 or e.min() < -1000):
+        return np.ldexp(A, e)
+    return A * np.ldexp(1.0, e)
+
+
 def _slices(A: np.ndarray, axis: int, bits: int, n: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Split ``A`` into ``n`` integer-valued slices of ``bits`` bits, scaled per row (axis=1) or column.
 
@@ -40,12 +50,12 @@ def _slices(A: np.ndarray, axis: int, bits: int, n: int) -> tuple[list[np.ndarra
     """
     amax = np.max(np.abs(A), axis=axis, keepdims=True)
     _, e = np.frexp(np.where(amax > 0, amax, 1.0))
-    rest = np.ldexp(A, -e)  # |rest| < 1, exact
+    rest = _scale2(A, -e)  # |rest| < 1, exact
     out = []
     for i in range(n):
-        q = np.rint(np.ldexp(rest, bits * (i + 1)))
+        q = np.rint(_scale2(rest, bits * (i + 1)))
         out.append(q)
-        rest = rest - np.ldexp(q, -bits * (i + 1))  # exact: q holds the leading bits of rest
+        rest = rest - _scale2(q, -bits * (i + 1))  # exact: q holds the leading bits of rest
     return out, e
 
 
@@ -94,8 +104,8 @@ def _sliced_product(
     for total in range(slices - 1, -1, -1):
         for i in range(max(0, total - slices + 1), min(slices, total + 1)):
             j = total - i
-            out += np.ldexp(sa[i] @ sb[j], -bits * (total + 2))
-    return np.ldexp(np.ldexp(out, ea), eb)
+            out += _scale2(sa[i] @ sb[j], -bits * (total + 2))
+    return _scale2(_scale2(out, ea), eb)
 
 
 def spmm(X: sp.spmatrix | sp.sparray, D: np.ndarray) -> np.ndarray:

@@ -64,3 +64,15 @@ def test_projection_is_linear_from_the_largest_run_without_link():
         "profiles": {**stage, "seconds": 0.072 * n, "wall_seconds": 0.08 * n}}} for n in (1000, 2000)]  # fmt: skip
     out = bb.tables({"load_test": rows})
     assert "linear from 2,000 reviews on this machine: 30.0 h per 1M reviews (profiles 20.0 h, users 10.0 h)" in out
+
+
+def test_affine_projection_separates_a_fixed_cost_from_the_per_review_cost():
+    """Two sizes: fixed + per-review × N per stage, so a capped cost (the encoder's training) is paid once
+    and not once per review; a slope that only noise can make negative counts as a fixed cost."""
+    stage = {"all_processes_peak_rss_mb": 1.0, "peak_rss_mb": 1.0, "cpu_seconds": 1.0}
+    rows = [{"n": n, "users": 1, "generate_s": 0.1, "stages": {
+        "profiles": {**stage, "seconds": 360.0 + 0.0036 * n, "wall_seconds": 400.0 + 0.0036 * n},
+        "pair": {**stage, "seconds": 40.0 - 1e-5 * n, "wall_seconds": 40.0}}} for n in (20_000, 100_000)]  # fmt: skip
+    out = bb.tables({"load_test": rows})
+    assert "affine from 20,000 and 100,000 reviews (fixed 7 min) on this machine: 1.1 h per 1M reviews (profiles 1.1 h, pair 0.0 h)" in out
+    assert "linear from 100,000 reviews on this machine: 2.1 h per 1M reviews (profiles 2.0 h, pair 0.1 h)" in out

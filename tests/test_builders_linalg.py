@@ -27,6 +27,22 @@ def test_matmul_is_accurate_and_exact_on_integers() -> None:
         linalg.matmul(A, A)
 
 
+def test_power_of_two_scaling_has_the_bits_of_ldexp() -> None:
+    """``_scale2`` (a product by 2^e, which matmul's slicing uses for speed) equals ``np.ldexp`` bit for
+    bit, through subnormal results, overflow, zeros and exponents whose power of two is not normal."""
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((50, 40)) * 10.0 ** rng.integers(-320, 308, (50, 1))
+    A[rng.random(A.shape) < 0.1] = 0.0
+    A[0, :5] = [5e-324, -5e-324, 2.2e-308, np.inf, -0.0]
+    with np.errstate(over="ignore"):
+        for e in [0, 1, -1, 26, -52, 1000, -1000, 1001, -1074, 1100]:
+            assert linalg._scale2(A, e).tobytes() == np.ldexp(A, e).tobytes(), e
+        rows = rng.integers(-1000, 1000, (50, 1))
+        assert linalg._scale2(A, rows).tobytes() == np.ldexp(A, rows).tobytes()
+        rows[3] = -1060
+        assert linalg._scale2(A, rows).tobytes() == np.ldexp(A, rows).tobytes()
+
+
 @pytest.mark.parametrize("block", [1, 97, 3000 * 7])
 def test_matmul_blocks_give_the_bits_of_one_block(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Row blocks of A and column blocks of B (MATMUL_BLOCK bounds the temporaries) change no bit."""
