@@ -21,6 +21,12 @@ anything else) is estimated from the same
 slips, then spread uniformly within the class. So a letter pair never seen in the data still gets the
 probability its class has in real typing, not a uniform one.
 
+A slip whose letter came from its own word's context (:func:`context_class`: a copy of a letter within 3
+places, or an inserted copy or QWERTY neighbour of the *next* letter) is not counted as that letter: the
+letter was chosen by a context the next word does not share, so "serail" for "serial" counted as "r for
+i" would make an arbitrary letter of every later "i" slip. It counts as one slip of its class, spread
+over the letters of that class where the channel is applied.
+
 The slips are real: typos that programmers made in identifiers and fixed in a later commit (src-d
 "Typos in Identifiers", ODbL 1.0; attribute "src-d/datasets, Typos in Identifiers"), read from
 ``settings.PQB_TYPOS_DIR`` (:func:`read_slips`), plus the character-level slips the detector recovers
@@ -56,7 +62,7 @@ RATE_PRIOR_WEIGHT = 20.0
 """Pseudo-chances behind each site rate's prior (the operation's overall rate)."""
 LETTER_PRIOR_WEIGHT = 5.0
 """Pseudo-slips behind each letter distribution's class prior."""
-CHANNEL_VERSION = 3
+CHANNEL_VERSION = 4
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 VOWELS = frozenset("aeiou")
 START, END = "^", "$"
@@ -177,6 +183,20 @@ def subst_class(c: str, x: str, nearby: str = "") -> str:
     return "nearby" if x in nearby else "other"
 
 
+def context_class(e: tuple[str, ...], nearby: str) -> str | None:
+    """The class of a slip whose letter its word's context chose (so it says nothing about the letter
+    elsewhere): a copy of a letter within :data:`NEARBY` places, or an inserted copy or QWERTY neighbour
+    of the next letter only. ``None`` for a slip whose letter depends only on the letter it is keyed by
+    (the intended letter, or the letter before the gap): a neighbour, a vowel, a sound-alike, a doubling."""
+    if e[0] == "sub":
+        return "nearby" if subst_class(e[1], e[2], nearby) == "nearby" else None
+    p, x, n = e[1], e[2], e[3]
+    k = insert_class(p, x, n, nearby)
+    if k == "nearby" or (k == "copy" and x != p):
+        return k
+    return k if k == "neighbour" and x not in QWERTY_NEIGHBOURS.get(p, ()) else None
+
+
 def edit_site(typed: str, intended: str) -> int:
     """Where in ``intended`` a single-letter slip happened: the first index at which the words differ
     (for an insertion, the gap before that letter)."""
@@ -216,6 +236,8 @@ class SlipChannel:
         op_count: Counter[str] = Counter()
         self.insert_shares_n: Counter[str] = Counter()
         self.subst_shares_n: Counter[str] = Counter()
+        self._letter: Counter[tuple[str, ...]] = Counter()
+        self._bound: Counter[tuple[str, ...]] = Counter()
         seen: list[Slip] = []
         for s in slips:
             seen.append(s)
@@ -225,12 +247,14 @@ class SlipChannel:
             self.slips_used += 1
             self.ops[e] += 1
             op_count[e[0]] += 1
+            bound = None
             if e[0] in ("ins", "sub"):
                 near = nearby_letters(s.intended, edit_site(s.typed, s.intended), inserted=e[0] == "ins")
                 if e[0] == "ins":
                     self.insert_shares_n[insert_class(e[1], e[2], e[3], near)] += 1
                 else:
                     self.subst_shares_n[subst_class(e[1], e[2], near)] += 1
+                bound = context_class(e, near)
             w = s.intended.lower()
             for i, c in enumerate(w):
                 chances[("sub", c)] += 1
@@ -239,6 +263,10 @@ class SlipChannel:
                 if i + 1 < len(w):
                     chances[("trans", c, w[i + 1])] += 1
             chances[("ins", w[-1])] += 1
+            if bound is not None:
+                self._bound[(e[0], e[1], bound)] += 1
+            elif e[0] in ("ins", "sub"):
+                self._letter[(e[0], e[1], e[2])] += 1
         # overall rate of each operation per chance, the prior every site rate is smoothed toward
         n_letters = sum(v for k, v in chances.items() if k[0] == "sub")
         n_bigrams = sum(v for k, v in chances.items() if k[0] == "trans")
@@ -250,16 +278,8 @@ class SlipChannel:
         }
         self._chances = chances
         self._site: Counter[tuple[str, ...]] = Counter()
-        self._letter: Counter[tuple[str, ...]] = Counter()
         for e, k in self.ops.items():
-            if e[0] == "ins":
-                self._site[("ins", e[1])] += k
-                self._letter[("ins", e[1], e[2])] += k
-            elif e[0] == "sub":
-                self._site[("sub", e[1])] += k
-                self._letter[("sub", e[1], e[2])] += k
-            else:
-                self._site[e] += k
+            self._site[e[:2] if e[0] in ("ins", "sub") else e] += k
         self.population = population_counts(s for s in seen if not s.source.startswith(DETECTOR))
         self.insert_shares = _shares(self.insert_shares_n, INSERT_CLASSES)
         self.subst_shares = _shares(self.subst_shares_n, SUBST_CLASSES)
@@ -279,7 +299,7 @@ class SlipChannel:
         for x in LETTERS:
             members[insert_class(p, x, n, nearby)].append(x)
         prior = _class_prior(members, self.insert_shares)
-        seen = {x: self._letter[("ins", p, x)] for x in LETTERS}
+        seen = self._seen("ins", p, members)
         total = sum(seen.values()) + LETTER_PRIOR_WEIGHT
         return {x: (seen[x] + LETTER_PRIOR_WEIGHT * prior.get(x, 0.0)) / total for x in LETTERS}
 
@@ -292,9 +312,21 @@ class SlipChannel:
             if x != c:
                 members[subst_class(c, x, nearby)].append(x)
         prior = _class_prior(members, self.subst_shares)
-        seen = {x: self._letter[("sub", c, x)] for x in LETTERS if x != c}
+        seen = self._seen("sub", c, members)
         total = sum(seen.values()) + LETTER_PRIOR_WEIGHT
         return {x: (seen[x] + LETTER_PRIOR_WEIGHT * prior.get(x, 0.0)) / total for x in seen}
+
+    def _seen(self, op: str, at: str, members: Mapping[str, list[str]]) -> dict[str, float]:
+        """Observed slips of ``op`` at ``at`` as counts per letter here: a letter's own slips, plus each
+        context-bound slip (:func:`context_class`) spread evenly over its class's letters in this context
+        (none when the class has no letter here)."""
+        here = {x for v in members.values() for x in v}
+        seen = {x: float(self._letter[(op, at, x)]) for x in LETTERS if x in here}
+        for k, v in members.items():
+            n = self._bound[(op, at, k)]
+            for x in v if n else ():
+                seen[x] += n / len(v)
+        return seen
 
     def weight(self, intended: str, typed: str) -> float:
         """The channel's weight of one single-letter slip ``intended -> typed`` (0 for anything else).
@@ -312,7 +344,14 @@ class SlipChannel:
     def digest(self) -> str:
         """A short content hash of everything the weights depend on (part of the pair stage's key)."""
         h = hashlib.sha256(
-            repr((CHANNEL_VERSION, sorted(self.ops.items()), sorted(self._chances.items()))).encode()
+            repr(
+                (
+                    CHANNEL_VERSION,
+                    sorted(self.ops.items()),
+                    sorted(self._chances.items()),
+                    sorted(self._bound.items()),
+                )
+            ).encode()
         )
         return h.hexdigest()[:16]
 
