@@ -25,7 +25,7 @@ ROWS = {
     0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
          'can anyone recommend a Classic characters GT Interactive item in the Video Game style that has '
          'a rating of Everyone and comes with Hilarious locales?',
-         'can anyone recommend a Classic characiers GT Interactive item in the Video Game style that has '
+         'can anyone recommend a Classic characeers GT Interactive item in the Video Game style that has '
          'a rating of Everyone and comes with Hilarious locales?',
          ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
     101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b',
@@ -59,7 +59,7 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('characters', 'characiers', 'core_term'), ('Classic', 'Clasic', 'core_term'), ('Game', 'Name', 'core_term')],
+    0: [('characters', 'characeers', 'core_term'), ('Classic', 'Clasic', 'core_term'), ('Game', 'Kame', 'core_term')],
     101: [('Black', 'Back', 'core_term'), ('style', 'stye', 'content_word'), ('colored', 'colord', 'content_word')],
     169: [('Recommend', 'Recomend', 'content_word'), ('Preferably', 'Preferabl', 'content_word'), ('Joystick', 'Joystck', 'core_term')],
 }  # fmt: skip
