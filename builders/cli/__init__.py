@@ -64,6 +64,8 @@ def _check_extras(args: argparse.Namespace) -> None:
     needs = [] if args.command in BASE_INSTALL else ["build"]
     if getattr(args, "executor", None) == "ray":
         needs.append("ray")
+    if getattr(args, "backend", None) == "llm":  # the generator's (generate, all); errors' is never "llm"
+        needs.append("llm")  # named here: a missing transformers, caught late, would read as pqb[neural]
     if missing := missing_extras(needs):
         raise MissingExtraError(
             f"pqb-build {args.command} needs {', '.join(f'pqb[{e}]' for e in missing)}, not installed here; "

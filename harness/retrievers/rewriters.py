@@ -25,6 +25,7 @@ from importlib import metadata
 from typing import Any
 
 from pqb.harness.errors import MissingDependencyError
+from pqb.harness.models import REWRITER_EXTRAS
 from pqb.harness.retrievers.base import Corpus
 
 WORD = re.compile(r"[A-Za-z]+")
@@ -87,7 +88,9 @@ class SymSpellRewriter(Rewriter):
         try:
             import symspellpy
         except ImportError as exc:
-            raise MissingDependencyError("rewriter 'symspell'", "symspellpy", "defense") from exc
+            raise MissingDependencyError(
+                "rewriter 'symspell'", "symspellpy", REWRITER_EXTRAS[self.name]
+            ) from exc
         self._symspell_mod = symspellpy
         self._sym: Any = None
         self._fitted: str | None = None
@@ -130,7 +133,9 @@ class PySpellCheckerRewriter(Rewriter):
         try:
             from spellchecker import SpellChecker
         except ImportError as exc:
-            raise MissingDependencyError("rewriter 'pyspellchecker'", "spellchecker", "defense") from exc
+            raise MissingDependencyError(
+                "rewriter 'pyspellchecker'", "spellchecker", REWRITER_EXTRAS[self.name]
+            ) from exc
         self._spell = SpellChecker(language="en", distance=MAX_EDIT_DISTANCE)
         self._memo: dict[str, str | None] = {}
 
