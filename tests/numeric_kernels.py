@@ -34,10 +34,12 @@ def runnable_kernels(wanted: tuple[str, ...]) -> list[str]:
     return [k for k in wanted if KERNEL_FLAGS[k] <= flags]
 
 
-def run_under(kernel: str, threads: int, args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-    """``python <args>`` with OpenBLAS forced onto ``kernel`` and ``threads`` (and OpenMP likewise)."""
+def run_under(
+    kernel: str, threads: int, args: list[str], env: dict[str, str] | None = None, **kw: object
+) -> subprocess.CompletedProcess[str]:
+    """``python <args>`` with OpenBLAS forced onto ``kernel`` and ``threads`` (and OpenMP likewise), plus ``env``."""
     env = dict(os.environ, OPENBLAS_CORETYPE=kernel, OPENBLAS_NUM_THREADS=str(threads),
-               OMP_NUM_THREADS=str(threads))  # fmt: skip
+               OMP_NUM_THREADS=str(threads), **(env or {}))  # fmt: skip
     proc = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, **kw)  # type: ignore[call-overload]
     assert proc.returncode == 0, f"{kernel}/{threads} threads: exit {proc.returncode}\n{proc.stderr[-2000:]}"
     return proc

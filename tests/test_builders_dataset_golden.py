@@ -15,31 +15,31 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 186,
+    "video_games": 236,
     "video_games-corpus": 1488,
-    "video_games-queries": 372,
-    "video_games-qrels": 372,
-    "video_games-users": 63,
+    "video_games-queries": 472,
+    "video_games-qrels": 472,
+    "video_games-users": 76,
 }
 ROWS = {
     0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
-         'can anyone recommend a Classic characters GT Interactive item in the Video Game style that has '
-         'a rating of Everyone and comes with Hilarious locales?',
-         'can anyone recommend a Classic characeers GT Interactive item in the Video Game style that has '
-         'a rating of Everyone and comes with Hilarious locales?',
-         ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
-    101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b',
-          'Looking for something featuring Ergonomic, colored Black and from EXtremeRate. It would be '
-          'great if it runs on Nintendo Switch - Any in the Gamepad style?',
-          'Looking for something featuring Ergonomic, colored Back and from EXtremeRate. It would be '
-          'great if it runs on Nintendo Switch - Any in the Gamepad style?',
-          ['EXtremeRate', 'Black', 'Nintendo Switch', 'Gamepad', 'Ergonomic']),
-    169: ('video_games:B0BF99KPZG:u_f0cf3b78a3125a20',
-          'Recommend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick '
-          'kind?',
-          'Recomend a Green&Blue Bluetooth one from ArVin. Preferably on PC; would it be the Joystick '
-          'kind?',
-          ['ArVin', 'Green&Blue', 'PC', 'Bluetooth', 'Joystick']),
+        'the gt interactive product in the video game style. it has to be rated everyone - is there one '
+        'featuring classic characters? it should come with hilarious locales.',
+        'the gt interactive product in the video game style. it has to be rated ederyone - is there one '
+        'featuring classic characters? it should come with hilarious locales.',
+        ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
+    101: ('video_games:B07T41ZV6D:u_8a8ef78ec27b55c8',
+          'i am trying to find some wired abkoncore mouse colored black and featuring corded electric; '
+          'can it work with pc',
+          'i am trying to find some wirecd abkoncore mouse colored black and featuring corded electric; '
+          'can it work with pc',
+          ['ABKONCORE', 'Black', 'PC', 'Wired', 'Corded Electric']),
+    169: ('video_games:B095VZ5HX8:u_43892054a559911e',
+          'What is a good PC mouse colored Black that supports USB? It has to have Ergonomic Design. Does it '
+          'come from Vic Tech CA?',
+          'What is a good PC mouse colored Black that supports SUB? It has to have Ergonomic Design. Does it '
+          'come from Vic Tech CA?',
+          ['Vic Tech CA', 'Black', 'PC', 'USB', 'Ergonomic Design']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -59,9 +59,9 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('characters', 'characeers', 'core_term'), ('Classic', 'Clasic', 'core_term'), ('Game', 'Kame', 'core_term')],
-    101: [('Black', 'Back', 'core_term'), ('style', 'stye', 'content_word'), ('colored', 'colord', 'content_word')],
-    169: [('Recommend', 'Recomend', 'content_word'), ('Preferably', 'Preferabl', 'content_word'), ('Joystick', 'Joystck', 'core_term')],
+    0: [('everyone', 'ederyone', 'core_term'), ('characters', 'characiters', 'core_term'), ('locales', 'locale', 'core_term')],
+    101: [('wired', 'wirecd', 'core_term'), ('mouse', 'mpuse', 'title_word'), ('abkoncore', 'abkocore', 'brand')],
+    169: [('USB', 'SUB', 'core_term'), ('good', 'god', 'content_word'), ('come', 'cme', 'content_word')],
 }  # fmt: skip
 
 
@@ -77,7 +77,7 @@ def test_corpus_and_users_ends() -> None:
     assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
     users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
     assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_002ca7a40466822c", 75)
-    assert users[0]["threshold"] == pytest.approx(86.438443, abs=1e-6)
+    assert users[0]["threshold"] == pytest.approx(87.536000, abs=1e-6)
 
 
 def test_pinned_corpus_document() -> None:

@@ -1,5 +1,6 @@
 """The profiles stage — the numerically heaviest builder step (SVD, encoder training, Gaussian fits and
-audits) — writes the same bytes under every OpenBLAS kernel this CPU can run, with 1 and 2 threads.
+audits) — writes the same bytes under every OpenBLAS kernel this CPU can run, with 1 and 2 threads,
+and under torch's AVX2 and AVX-512 kernels.
 
 Before ``pqb.builders.linalg``, a SkylakeX kernel and a Haswell/Zen kernel (or 1 vs 2 threads) gave other
 SVD bits, other Gaussians and other pairs, so the committed dataset did not rebuild on other machines.
@@ -31,13 +32,15 @@ def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path:
     wd = WorkDir(base, "video_games")
     run_ingest(wd, BuildConfig(link="any"))
     run_users(wd, BuildConfig(link="any"))
-    digests: dict[tuple[str, int], tuple[str, ...]] = {}
-    for kernel in runnable_kernels(("Haswell", "SkylakeX", "Zen")):
-        for threads in (1, 2):
-            work = tmp_path / f"{kernel}-{threads}"
-            shutil.copytree(base, work)
-            run_under(kernel, threads, ["-c", "import sys; from pqb.builders.cli import main; sys.exit(main())", "profiles", "--domain", "video_games",
-                                        "--workdir", str(work), "--threshold", "heldout", "--epochs", "3"])  # fmt: skip
-            digests[kernel, threads] = tuple(sha256_file(work / "video_games/syntax" / n) for n in OUTPUTS)
+    # torch's vector kernels too: AVX2 beside the AVX-512 ones where the CPU has them (MKL's path is fixed)
+    runs = [(kernel, threads, {}) for kernel in runnable_kernels(("Haswell", "SkylakeX", "Zen")) for threads in (1, 2)]
+    runs += [("Haswell", 1, {"ATEN_CPU_CAPABILITY": "avx2"})] if runnable_kernels(("SkylakeX",)) else []
+    digests: dict[tuple[str, int, str], tuple[str, ...]] = {}
+    for kernel, threads, env in runs:
+        work = tmp_path / f"{kernel}-{threads}-{len(env)}"
+        shutil.copytree(base, work)
+        run_under(kernel, threads, ["-c", "import sys; from pqb.builders.cli import main; sys.exit(main())", "profiles", "--domain", "video_games",
+                                    "--workdir", str(work), "--threshold", "heldout", "--epochs", "3"], env=env)  # fmt: skip
+        digests[kernel, threads, str(env)] = tuple(sha256_file(work / "video_games/syntax" / n) for n in OUTPUTS)
     assert len(digests) >= 2
     assert len(set(digests.values())) == 1, digests

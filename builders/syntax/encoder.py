@@ -15,8 +15,12 @@ Differences from the authors, on purpose:
 Training is seeded and runs with ``torch.use_deterministic_algorithms`` and one thread, so the same
 inputs give byte-identical weights on a CPU. The SVD and projections use :mod:`pqb.builders.linalg`, so
 neither the BLAS kernel nor the thread count changes a bit (measured under OpenBLAS Haswell,
-SkylakeX, Zen, Sandybridge, Prescott and Nehalem kernels with 1 and 2 threads; torch's AVX2 and
-AVX-512 kernels train identical weights, its non-vectorised ``default`` fallback does not).
+SkylakeX, Zen, Sandybridge, Prescott and Nehalem kernels with 1 and 2 threads). torch's products go
+through MKL, which picks its code path by CPU: an AVX-512 Xeon trained other weights than the AVX2
+machine that built the committed dataset (the same SVD bits, a first loss 4e-6 apart). So the MLP runs
+in MKL's conditional numerical reproducibility mode ``COMPATIBLE`` (one code path on every x86-64 CPU;
+set by ``pqb.builders`` before MKL's first call, checked here). Under it torch's AVX2 and AVX-512
+kernels train identical weights; its non-vectorised ``default`` fallback does not.
 """
 
 from __future__ import annotations
@@ -40,10 +44,42 @@ from pqb.builders.workdir import SYNTAX_DIR
 from pqb.dataset.io import atomic_path, atomic_write_json
 from pqb.dataset.progress import bar
 
+MKL_CBWR_COMPATIBLE = 3
+"""``mkl_cbwr_get(MKL_CBWR_BRANCH)`` in MKL's CNR mode ``COMPATIBLE`` (``mkl_cbwr.h``)."""
+
+
+def mkl_cbwr_branch() -> int | None:
+    """MKL's code-path branch in this process, where torch carries MKL (its x86-64 wheels link it into
+    ``libtorch_cpu``, whose service symbol is read here); ``None`` where torch has no MKL."""
+    import ctypes
+
+    try:
+        get = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so")).mkl_serv_cbwr_get
+    except (OSError, AttributeError):
+        return None
+    get.restype, get.argtypes = ctypes.c_int, [ctypes.c_int]
+    return int(get(1))  # MKL_CBWR_BRANCH
+
+
+def require_reproducible_mkl() -> None:
+    """Refuse to train where MKL picked its code path by CPU: the weights would differ across machines."""
+    branch = mkl_cbwr_branch()
+    if branch is not None and branch != MKL_CBWR_COMPATIBLE:
+        import os
+
+        raise RuntimeError(
+            f"MKL runs in code-path mode {branch}, not COMPATIBLE ({MKL_CBWR_COMPATIBLE}), so the encoder "
+            f"would train CPU-dependent weights: MKL_CBWR is {os.environ.get('MKL_CBWR')!r}, or torch called "
+            "MKL before pqb.builders was imported; unset MKL_CBWR (or set it to COMPATIBLE) and import "
+            "pqb.builders before using torch"
+        )
+
 
 @contextlib.contextmanager
 def deterministic_torch(seed: int) -> Iterator[None]:
-    """One thread, deterministic kernels, seeded; restores the previous settings afterwards."""
+    """One thread, deterministic kernels, MKL's CPU-independent path, seeded; restores the previous
+    settings afterwards."""
+    require_reproducible_mkl()
     threads = torch.get_num_threads()
     was = torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
