@@ -33,6 +33,17 @@ def enabled() -> bool:
     return _ENABLED.get()
 
 
+def _stderr_is_terminal() -> bool:
+    return bool(sys.stderr.isatty()) if hasattr(sys.stderr, "isatty") else False
+
+
+def drawing() -> bool:
+    """Whether a bar draws here: the switch is on and stderr is a terminal. For libraries that take a
+    ``show_progress_bar`` bool rather than tqdm's ``disable=None`` (sentence-transformers: given
+    ``True``, it draws into a log)."""
+    return enabled() and _stderr_is_terminal()
+
+
 def tqdm_disable(disable: bool = False) -> bool | None:
     """The ``disable=`` value for tqdm: ``True`` when off here or for the caller, else ``None`` (terminals)."""
     return True if disable or not enabled() else None
@@ -115,7 +126,7 @@ def progress_bars(on: bool) -> Iterator[None]:
     token = _ENABLED.set(on)
     # the libraries draw into logs too, so they follow the terminals-only rule of :func:`bar`; if they
     # are off already (HF_HUB_DISABLE_PROGRESS_BARS), they are left alone
-    quiet = not on or not (sys.stderr.isatty() if hasattr(sys.stderr, "isatty") else False)
+    quiet = not on or not _stderr_is_terminal()
     try:
         with _libraries_off() if quiet and not _hub_bars_off() else nullcontext():
             yield

@@ -479,6 +479,37 @@ def test_bars_for_indexing_bootstrap_and_tasks(flag, tiny, tmp_path, monkeypatch
     assert {disable for _, disable in ours} == ({True} if flag else {None})
 
 
+class _Stderr:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("tty", "on", "draws"), [(True, True, True), (False, True, False), (True, False, False)])
+def test_a_library_given_a_bool_draws_only_on_a_terminal(tty, on, draws, monkeypatch) -> None:
+    """sentence-transformers takes ``show_progress_bar=True`` as "draw": the demo's log held its bars."""
+    import sys
+
+    from pqb.dataset.progress import drawing, progress_bars
+
+    pytest.importorskip("sentence_transformers")
+    from pqb.harness.registry import create_retriever
+
+    monkeypatch.setattr(sys, "stderr", _Stderr(tty))
+    retriever = create_retriever("dense", {"pretrained": "not-loaded-here"})  # the model loads at index
+    with progress_bars(on):
+        assert drawing() is draws
+        assert retriever.show_progress is draws
+
+
 def test_no_progress_silences_a_datasets_imported_inside_the_block() -> None:
     """``datasets`` reads its switch once, at import; the loaders import it lazily, inside the block.
 

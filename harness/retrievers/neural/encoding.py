@@ -35,7 +35,7 @@ import numpy as np
 from pqb.dataset import io as pqb_io
 from pqb.dataset import settings
 from pqb.dataset.progress import bar
-from pqb.dataset.progress import enabled as progress_enabled
+from pqb.dataset.progress import drawing as progress_drawing
 from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
 from pqb.harness.model_presets import STAND_IN_WHEELS, WHEEL_PREFIX
 
@@ -476,8 +476,9 @@ class NeuralRetriever(Retriever):
 
     @property
     def show_progress(self) -> bool:
-        """The model's ``show_progress`` unless the run said ``--no-progress`` (which wins)."""
-        return self._show_progress and progress_enabled()
+        """The model's ``show_progress`` where a bar draws: not under ``--no-progress`` (which wins), and
+        only on a terminal (the libraries given ``True`` would draw into logs)."""
+        return self._show_progress and progress_drawing()
 
     @property
     def device(self) -> str:
