@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,8 +66,6 @@ def require_reproducible_mkl() -> None:
     """Refuse to train where MKL picked its code path by CPU: the weights would differ across machines."""
     branch = mkl_cbwr_branch()
     if branch is not None and branch != MKL_CBWR_COMPATIBLE:
-        import os
-
         raise RuntimeError(
             f"MKL runs in code-path mode {branch}, not COMPATIBLE ({MKL_CBWR_COMPATIBLE}), so the encoder "
             f"would train CPU-dependent weights: MKL_CBWR is {os.environ.get('MKL_CBWR')!r}, or torch called "
