@@ -260,6 +260,12 @@ class WorkDir:
     def manifest_path(self) -> Path:
         return self.path / "manifest.json"
 
+    def holds(self, path: Path | str) -> bool:
+        """Whether ``path`` lies inside this work dir, however either was spelled (relative, absolute,
+        through a link): a stage run with ``--workdir work`` and one run with its absolute path record
+        their inputs differently, and the card must not take an artifact for a raw source."""
+        return self.path.resolve() in Path(path).resolve().parents
+
     def file(self, name: str) -> Path:
         p = self.path / name
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -374,6 +380,12 @@ class Stage:
         manifest["stages"][self.name] = {
             "fingerprint": self.fingerprint,
             "inputs": [str(p) for p in self.inputs],
+            # the raw files as this run read them (the card cites these, not whatever is there later)
+            "sources": {
+                Path(p).name: sha256_file(p)
+                for p in self.inputs
+                if Path(p).is_file() and not self.workdir.holds(p)
+            },
             "config": self.config,
             "outputs": self.outputs,
             "output_sha256": {

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from pqb.builders.publish.layout import config_path, published_configs
 from pqb.builders.workdir import WorkDir, library_versions
 from pqb.dataset import settings
-from pqb.dataset.io import atomic_write_text, sha256_file
+from pqb.dataset.io import atomic_write_text
 from pqb.dataset.schema import POSITIONS, SCHEMA_VERSION, config_kind
 
 STAT_COLUMNS: tuple[str, ...] = (
@@ -175,13 +175,12 @@ def _stage_summary(wd: WorkDir) -> dict[str, Any]:
 
 
 def _source_files(wd: WorkDir) -> list[tuple[str, str]]:
-    """Raw source files the build read (name, sha256), found among the stage inputs outside the work dir."""
+    """Raw source files the build read (name, sha256), as each stage recorded them when it ran
+    (:meth:`Stage.done`): not re-hashed now, so a source edited or moved since is not cited as read."""
     seen: dict[str, str] = {}
     for rec in wd.manifest.get("stages", {}).values():
-        for p in rec.get("inputs", []):
-            path = Path(p)
-            if path.is_file() and wd.path not in path.parents and path.name not in seen:
-                seen[path.name] = sha256_file(path)
+        for name, digest in rec.get("sources", {}).items():
+            seen.setdefault(name, digest)
     return sorted(seen.items())
 
 
