@@ -35,9 +35,10 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """1.1 (issue 12): ``error_edits[i].location``, the ordered ``error_chain``, ``profile_evidence``, ``backoff``.
-1.2: ``error_edits[i].position``, where in the word the edit falls (:data:`POSITIONS`, :func:`edit_position`)."""
+1.2: ``error_edits[i].position``, where in the word the edit falls (:data:`POSITIONS`, :func:`edit_position`).
+1.3 (issue 29): the mechanism ``two_letter`` (:data:`MULTI_LETTER_MECHANISMS`)."""
 
 N_CORE_TERMS = 5
 MAX_EDITS = 3
@@ -61,7 +62,10 @@ POSITIONS: tuple[str, ...] = ("first", "interior", "last")
 MIN_EDIT_LETTERS = 3
 #: Surface mechanisms: profiled, never injected.
 SURFACE_MECHANISMS: tuple[str, ...] = ("case", "apostrophe")
-MECHANISMS: tuple[str, ...] = CHAR_MECHANISMS + SURFACE_MECHANISMS
+#: Slips that touch two letters of one word: injected at the population's rate, never profiled per user
+#: (the detector recovers single-letter slips only).
+MULTI_LETTER_MECHANISMS: tuple[str, ...] = ("two_letter",)
+MECHANISMS: tuple[str, ...] = CHAR_MECHANISMS + SURFACE_MECHANISMS + MULTI_LETTER_MECHANISMS
 
 DOMAINS: tuple[str, ...] = ("baby_products", "musical_instruments", "video_games")
 """The paper's three domains. Builders may produce more; config names are ``snake_case`` categories."""

@@ -88,6 +88,9 @@ def test_new_letters_take_the_case_of_their_neighbours() -> None:
         letter_case("Game", 0, "x", inserted=True) == "x"
     )  # before a capital, after nothing: the word's own
     assert letter_case("Game", 0, "x", inserted=False) == "X"
+    assert letter_case("NEXiLUX", 7, "x", inserted=True) == "X"  # after the final capital of a run
+    assert letter_case("NEXiLUX", 4, "x", inserted=True) == "x"  # between i and L: mixed, lower
+    assert letter_case("Ng", 2, "x", inserted=True) == "x"
     for word in ("USB", "Game", "rgb", "PlayStation"):
         for mech in ("insertion", "repetition", "substitution", "keyboard_adjacent"):
             for forms in mechanism_variants(word, mech).values():
@@ -283,3 +286,87 @@ def test_a_user_without_slips_gets_the_population_channel_and_prior() -> None:
     want = Counter(ch.population["mechanisms"]) + Counter({"deletion": 3})
     assert {m: pop.glob["mechanisms"].get(m, 0) for m in want} == dict(want)
     assert prof.glob["mechanisms"] == {"deletion": 3}  # the loaded profiles are not changed
+
+
+TWO_LETTER_FIXTURE = (  # (typed, intended, label of a pair at distance 2)
+    ("maintance", "maintenance", "slip"),  # drop: "en" missing
+    ("Positition", "Position", "slip"),  # repeat: "it" typed twice
+    ("Torelance", "Tolerance", "slip"),  # swap: l and r, two places apart
+    ("glosarry", "glossary", "slip"),  # pair: one s dropped, r doubled
+    ("Insutry", "Industry", "slip"),  # pair
+    ("regist", "register", "other"),  # a truncation: not a slip
+    ("Adresss", "Address", None),  # unlabelled: not counted
+    ("Managment", "Management", None),  # single-letter slips on long words: the denominator
+    ("Controler", "Controller", None),
+    ("recieve", "receive", None),
+    ("wirelss", "wireless", None),
+    ("taning", "tanning", None),  # a single-letter slip on a 7-letter word
+    ("gmae", "game", None),  # a short word: neither
+)
+
+
+def _two_letter_channel() -> SlipChannel:
+    from pqb.builders.writing_errors.channel import Slip, pair_key
+
+    labels = {pair_key(t, w): lab for t, w, lab in TWO_LETTER_FIXTURE if lab}
+    slips = [Slip(t, w, f"r/{i}") for i, (t, w, _) in enumerate(TWO_LETTER_FIXTURE)]
+    slips.append(Slip("Controllr", "Controller", "detector:video_games"))  # the detector's: not counted
+    return SlipChannel(slips, labels=labels)
+
+
+def test_two_letter_kinds_and_rate_match_a_hand_count() -> None:
+    """Hand count of the fixture: 5 labelled two-letter slips (drop, repeat, swap, 2 pairs) and 5
+    single-letter slips on words of 7+ letters ("tanning" included); the truncation, the unlabelled
+    pair, the short word and the detector's slip do not count. Kind and position shares are add-one."""
+    from pqb.builders.writing_errors.channel import two_letter_kind
+
+    assert [two_letter_kind(t, w) for t, w, _ in TWO_LETTER_FIXTURE[:6]] == [
+        "drop", "repeat", "swap", "pair", "pair", "drop",
+    ]  # fmt: skip
+    assert two_letter_kind("Managment", "Management") is None  # one letter
+    assert two_letter_kind("Mngmnt", "Management") is None  # more than two
+    ch = _two_letter_channel()
+    assert ch.two_letter_n == Counter({"pair": 2, "drop": 1, "repeat": 1, "swap": 1})
+    assert ch.two_letter_rate == pytest.approx(5 / 10)
+    assert ch.two_letter_shares == pytest.approx({"drop": 2 / 9, "repeat": 2 / 9, "swap": 2 / 9, "pair": 3 / 9})
+    assert ch.two_letter_positions == pytest.approx({"first": 1 / 8, "interior": 6 / 8, "last": 1 / 8})
+    assert toy_channel().two_letter_rate == 0.0  # no two-letter slip in the toy slips: none injected
+
+
+def test_two_letter_slips_follow_the_channel() -> None:
+    """Seeded statistical test: over 6,000 slips of long words, the share that touches two letters is
+    the channel's rate, their kinds its shares (chi-square, 16.3 at p = 0.001 for 3 degrees of freedom);
+    each is readable, at distance 2, and labelled ``two_letter``; words of 6 letters never take one."""
+    from pqb.builders.writing_errors.channel import two_letter_kind
+    from pqb.builders.writing_errors.injection import slip_word
+
+    ch = _two_letter_channel()
+    probs = {"deletion": 0.5, "insertion": 0.2, "substitution": 0.2, "transposition": 0.1}
+    pos = {"first": 0.1, "interior": 0.7, "last": 0.2}
+    rng = np.random.default_rng(11)
+    words = ["controller", "headphones", "Nintendo", "keyboard", "wireless"]
+    n, kinds = 6000, Counter()
+    for i in range(n):
+        word = words[i % len(words)]
+        typed, mech = slip_word(word, "deletion", probs, pos, rng, ch)
+        if mech == "two_letter" and typed is not None:
+            assert readable(word, typed) and two_letter_kind(typed, word) is not None
+            kinds[two_letter_kind(typed, word)] += 1
+        assert slip_word("tanned", "deletion", probs, pos, rng, ch)[1] == "deletion"
+    two = sum(kinds.values())
+    assert abs(two / n - ch.two_letter_rate) < 4 * (0.25 / n) ** 0.5, two
+    exp = {k: two * ch.two_letter_shares[k] for k in ch.two_letter_shares}
+    chi2 = sum((kinds[k] - e) ** 2 / e for k, e in exp.items())
+    assert chi2 < 16.3, (chi2, kinds)
+
+
+def test_the_two_letter_labels_hold_no_slip() -> None:
+    """The labels file is keyed by hashes (the slips are ODbL data, read from outside the repository)."""
+    import json
+
+    from pqb.builders.writing_errors.channel import TWO_LETTER_LABELS_FILE, two_letter_labels
+
+    labels = two_letter_labels()
+    assert len(labels) > 100 and set(labels.values()) == {"slip", "other"}
+    assert all(len(k) == 16 and int(k, 16) >= 0 for k in labels)
+    assert set(json.loads(TWO_LETTER_LABELS_FILE.read_text())) == {"about", "labels"}

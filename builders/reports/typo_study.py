@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ import numpy as np
 from pqb.builders.seeds import derive_seed
 from pqb.builders.workdir import EDITS, PAIRS, VALIDATION_DIR, WorkDir, read_parquet
 from pqb.builders.writing_errors.channel import (
+    TWO_LETTER_FROM,
     VOWELS,
     SlipChannel,
     detected_slips,
@@ -46,14 +47,17 @@ from pqb.builders.writing_errors.channel import (
     holdout,
     insert_class,
     nearby_letters,
+    pair_key,
     population_channel,
     read_slips,
     single_edit,
     subst_class,
+    two_letter_kind,
+    two_letter_labels,
     typos_path,
 )
 from pqb.builders.writing_errors.detection import _large_wordlist, _load_symspell
-from pqb.builders.writing_errors.injection import apply_mechanism, draw_position, mechanism_variants
+from pqb.builders.writing_errors.injection import mechanism_variants, slip_word
 from pqb.builders.writing_errors.mechanisms import QWERTY_NEIGHBOURS, classify, diff_edits
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 from pqb.dataset.schema import CHAR_MECHANISMS, MIN_EDIT_LETTERS, POSITIONS, edit_position
@@ -92,6 +96,7 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("substitution, share of edits", "sub"),
     ("transposition, share of edits", "trans"),
     ("multi-letter or other, share of edits", "multi"),
+    ("two-letter slip, share of slips on words of 7+ letters", "two_letter"),
     ("inserted letter is a vowel", "ins_vowel"),
     ("inserted letter in {j,q,x,z}", "ins_rare"),
     ("inserted letter of the wrong case", "ins_case"),
@@ -117,8 +122,14 @@ def _symspell_best(word: str) -> str:
     return hits[0].term if hits else word.lower()
 
 
-def indicators(pairs: Sequence[Pair], *, correctors: bool = True) -> dict[str, np.ndarray]:
-    """Per slip, a 0/1 numerator and denominator for every feature key (``<key>`` and ``<key>/``)."""
+def indicators(
+    pairs: Sequence[Pair], *, correctors: bool = True, labels: Mapping[str, str] | None = None
+) -> dict[str, np.ndarray]:
+    """Per slip, a 0/1 numerator and denominator for every feature key (``<key>`` and ``<key>/``).
+
+    ``labels``: which real pairs at distance 2 are slips (:func:`two_letter_labels`), for the two-letter
+    row, whose denominator is the slips (single-letter, or two-letter ones) on words long enough to take
+    two edits; ``None`` (injected edits): every such pair is a slip."""
     n = len(pairs)
     out = {k: np.zeros(n) for _, key in FEATURES for k in (key, key + "/")}
     spell = _large_wordlist() if correctors else None
@@ -128,6 +139,12 @@ def indicators(pairs: Sequence[Pair], *, correctors: bool = True) -> dict[str, n
         for key in ("ins", "del", "sub", "trans", "multi"):
             out[key + "/"][i] = 1
         out[op][i] = 1
+        if len(intended) >= TWO_LETTER_FROM and intended.isalpha():
+            two = two_letter_kind(typed, intended) is not None and (
+                labels is None or labels.get(pair_key(typed, intended)) == "slip"
+            )
+            out["two_letter/"][i] = two or e is not None
+            out["two_letter"][i] = two
         if e and e[0] == "ins":
             out["ins_vowel/"][i] = out["ins_rare/"][i] = out["ins_case/"][i] = 1
             out["ins_vowel"][i] = e[2] in VOWELS
@@ -155,9 +172,16 @@ def indicators(pairs: Sequence[Pair], *, correctors: bool = True) -> dict[str, n
     return out
 
 
-def summarise(pairs: Sequence[Pair], n_boot: int, seed: int, *, correctors: bool = True) -> dict[str, Any]:
+def summarise(
+    pairs: Sequence[Pair],
+    n_boot: int,
+    seed: int,
+    *,
+    correctors: bool = True,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Every feature's share with a 95% percentile-bootstrap CI (slips resampled), the mechanism mix."""
-    ind = indicators(pairs, correctors=correctors)
+    ind = indicators(pairs, correctors=correctors, labels=labels)
     rng = np.random.default_rng(seed)
     idx = rng.integers(len(pairs), size=(n_boot, len(pairs))) if pairs else np.zeros((0, 0), dtype=int)
     feats: dict[str, Any] = {}
@@ -186,8 +210,9 @@ def tvd(a: Counter[str] | dict[str, int], b: Counter[str] | dict[str, int]) -> f
 
 
 def simulate(words: Sequence[str], channel: SlipChannel, seed: int) -> list[Pair]:
-    """One population slip per intended word (see the module docstring); words the process cannot edit
-    (shorter than ``MIN_EDIT_LETTERS``) are skipped."""
+    """One population slip per intended word (see the module docstring), a two-letter one at the channel's
+    rate as the injector makes them; words the process cannot edit (shorter than ``MIN_EDIT_LETTERS``)
+    are skipped."""
     mech = channel.population["mechanisms"]
     pos = channel.population["positions"]
     mtot = sum(mech.values()) + len(CHAR_MECHANISMS)
@@ -203,8 +228,7 @@ def simulate(words: Sequence[str], channel: SlipChannel, seed: int) -> list[Pair
             ms = [m for m in CHAR_MECHANISMS if mechanism_variants(w, m)]
             p = np.array([mprobs[m] for m in ms])
             m = ms[int(rng.choice(len(ms), p=p / p.sum()))]
-            where = draw_position(pprobs, list(mechanism_variants(w, m)), rng)
-            typed = apply_mechanism(w, m, rng, where, channel) if where else None
+            typed, _ = slip_word(w, m, mprobs, pprobs, rng, channel)
             if typed:
                 out.append((typed, w))
                 break
@@ -264,7 +288,8 @@ def typo_study(
     out: dict[str, Any] = {"seed": seed, "n_boot": n_boot, "channel": channel.settings(), "columns": {}}
     for name, pairs in columns.items():
         progress(f"typo study: {name} ({len(pairs)} slips)")
-        out["columns"][name] = summarise(pairs, n_boot, derive_seed(seed, name))
+        labels = two_letter_labels() if name.startswith("real") else None
+        out["columns"][name] = summarise(pairs, n_boot, derive_seed(seed, name), labels=labels)
     ref = out["columns"]["real, held-out"]["mechanisms"]
     for col in out["columns"].values():
         col["mechanism_tvd_vs_held_out"] = tvd(col["mechanisms"], ref)

@@ -27,6 +27,17 @@ letter was chosen by a context the next word does not share, so "serail" for "se
 i" would make an arbitrary letter of every later "i" slip. It counts as one slip of its class, spread
 over the letters of that class where the channel is applied.
 
+**Two-letter slips.** On a word long enough to take two edits (:func:`readability.max_distance`), a
+share :attr:`SlipChannel.two_letter_rate` of the slips touch two letters. Their kinds
+(:data:`TWO_LETTER_KINDS`) and where in the word they fall (96% of the labelled ones inside it, against
+77% of single-letter slips) are their own: two adjacent letters dropped ("maintenance" -> "maintance"), a letter pair
+typed twice ("Position" -> "Positition"), two letters two places apart exchanged ("Tolerance" ->
+"Torelance"), or two single-letter slips close together ("glossary" -> "glosarry"). The rate and the kind
+shares are counted from the estimation share's pairs at Damerau-Levenshtein distance 2 that are slips, not
+renames ("Push" -> "Post", "register" -> "regist"): mined identifier fixes hold both, and no rule without
+a dictionary tells them apart, so each such pair was read and labelled once
+(:data:`TWO_LETTER_LABELS_FILE`, keyed by a hash of the pair, so the file holds no slip).
+
 The slips are real: typos that programmers made in identifiers and fixed in a later commit (src-d
 "Typos in Identifiers", ODbL 1.0; attribute "src-d/datasets, Typos in Identifiers"), read from
 ``settings.PQB_TYPOS_DIR`` (:func:`read_slips`), plus the character-level slips the detector recovers
@@ -39,6 +50,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -46,13 +58,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rapidfuzz.distance import OSA, Levenshtein
+from rapidfuzz.distance import OSA, DamerauLevenshtein, Levenshtein
 
 from pqb.builders.errors import MissingInputError
 from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, QWERTY_NEIGHBOURS, classify
+from pqb.builders.writing_errors.readability import ONE_EDIT_UP_TO
 from pqb.dataset import settings
 from pqb.dataset.io import sha256_file
-from pqb.dataset.schema import CHAR_MECHANISMS, edit_position
+from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS, edit_position
 
 TYPOS_FILE = "srcd_typos_calibration.csv"
 HOLDOUT_SALT = "pqb-typos-holdout-v1"
@@ -62,7 +75,7 @@ RATE_PRIOR_WEIGHT = 20.0
 """Pseudo-chances behind each site rate's prior (the operation's overall rate)."""
 LETTER_PRIOR_WEIGHT = 5.0
 """Pseudo-slips behind each letter distribution's class prior."""
-CHANNEL_VERSION = 4
+CHANNEL_VERSION = 5
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 VOWELS = frozenset("aeiou")
 START, END = "^", "$"
@@ -75,6 +88,11 @@ SUBST_CLASSES = ("neighbour", "vowel", "sound", "nearby", "other")
 NEARBY = 3
 """A letter within this many places of the slip counts as a *nearby copy* (an anticipation or
 perseveration: the hand types a letter it has just typed or is about to type)."""
+TWO_LETTER_KINDS = ("drop", "repeat", "swap", "pair")
+"""Kinds of two-letter slips (:func:`two_letter_kind`), in the order they are recognised."""
+TWO_LETTER_FROM = ONE_EDIT_UP_TO + 1
+"""Words of at least this many letters may take a two-letter slip (the readability rule's bound)."""
+TWO_LETTER_LABELS_FILE = Path(__file__).with_name("two_letter_labels.json")
 
 
 @dataclass(frozen=True)
@@ -159,6 +177,35 @@ def single_edit(typed: str, intended: str) -> tuple[str, ...] | None:
     return ("sub", w[op.src_pos], t[op.dest_pos])
 
 
+def two_letter_kind(typed: str, intended: str) -> str | None:
+    """The :data:`TWO_LETTER_KINDS` member a pair at Damerau-Levenshtein distance 2 (case ignored) is:
+    ``drop`` (two adjacent letters missing), ``repeat`` (the two letters before a point typed again),
+    ``swap`` (the letters at ``i`` and ``i + 2`` exchanged), else ``pair`` (two single-letter slips);
+    ``None`` for any other pair (a single-letter slip, a larger change)."""
+    t, w = typed.lower(), intended.lower()
+    if single_edit(t, w) is not None or DamerauLevenshtein.distance(t, w) != 2:
+        return None
+    n = len(w)
+    if len(t) == n - 2 and any(t == w[:i] + w[i + 2 :] for i in range(n - 1)):
+        return "drop"
+    if len(t) == n + 2 and any(t == w[:i] + w[i - 2 : i] + w[i:] for i in range(2, n + 1)):
+        return "repeat"
+    if len(t) == n and any(t == w[:i] + w[i + 2] + w[i + 1] + w[i] + w[i + 3 :] for i in range(n - 2)):
+        return "swap"
+    return "pair"
+
+
+def pair_key(typed: str, intended: str) -> str:
+    """The key of a ``(typed, intended)`` pair in the two-letter labels (case ignored)."""
+    return hashlib.sha1(f"{intended.lower()}\t{typed.lower()}".encode()).hexdigest()[:16]
+
+
+@functools.cache
+def two_letter_labels() -> dict[str, str]:
+    """``pair_key -> "slip" | "other"`` for the calibration pairs at distance 2 (see the module docstring)."""
+    return dict(json.loads(TWO_LETTER_LABELS_FILE.read_text(encoding="utf-8"))["labels"])
+
+
 def insert_class(p: str, x: str, n: str, nearby: str = "") -> str:
     """Which :data:`INSERT_CLASSES` an inserted ``x`` between ``p`` and ``n`` belongs to (first match);
     ``nearby``: the intended letters within :data:`NEARBY` places of the gap."""
@@ -229,8 +276,18 @@ def _shares(counts: Counter[str], classes: Iterable[str]) -> dict[str, float]:
 class SlipChannel:
     """Letter-level slip weights estimated from :class:`Slip` records (see the module docstring)."""
 
-    def __init__(self, slips: Iterable[Slip], *, provenance: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        slips: Iterable[Slip],
+        *,
+        provenance: Mapping[str, Any] | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
+        labels = two_letter_labels() if labels is None else labels
         self.slips_used = 0
+        self.two_letter_n: Counter[str] = Counter()  # two-letter slips by kind, on long words
+        self.two_letter_pos: Counter[str] = Counter()  # ... and by where in the word they fall
+        long_single = 0  # single-letter slips on long words
         self.ops: Counter[tuple[str, ...]] = Counter()
         chances: Counter[tuple[str, ...]] = Counter()
         op_count: Counter[str] = Counter()
@@ -242,8 +299,16 @@ class SlipChannel:
         for s in slips:
             seen.append(s)
             e = single_edit(s.typed, s.intended)
-            if e is None or not s.intended.isalpha():
+            calibration_long = len(s.intended) >= TWO_LETTER_FROM and not s.source.startswith(DETECTOR)
+            if e is None:
+                kind = two_letter_kind(s.typed, s.intended) if s.intended.isalpha() else None
+                if calibration_long and kind and labels.get(pair_key(s.typed, s.intended)) == "slip":
+                    self.two_letter_n[kind] += 1
+                    self.two_letter_pos[edit_position(s.intended, s.typed)] += 1
                 continue
+            if not s.intended.isalpha():
+                continue
+            long_single += calibration_long
             self.slips_used += 1
             self.ops[e] += 1
             op_count[e[0]] += 1
@@ -283,6 +348,12 @@ class SlipChannel:
         self.population = population_counts(s for s in seen if not s.source.startswith(DETECTOR))
         self.insert_shares = _shares(self.insert_shares_n, INSERT_CLASSES)
         self.subst_shares = _shares(self.subst_shares_n, SUBST_CLASSES)
+        n2 = sum(self.two_letter_n.values())
+        # the share of the real slips on words of TWO_LETTER_FROM+ letters that touch two letters (the
+        # detector's slips are left out: it recovers single-letter slips only)
+        self.two_letter_rate = n2 / (n2 + long_single) if n2 + long_single else 0.0
+        self.two_letter_shares = _shares(self.two_letter_n, TWO_LETTER_KINDS)
+        self.two_letter_positions = _shares(self.two_letter_pos, POSITIONS)
         self.provenance = dict(provenance or {})
 
     # -- weights -----------------------------------------------------------------------------------
@@ -350,6 +421,9 @@ class SlipChannel:
                     sorted(self.ops.items()),
                     sorted(self._chances.items()),
                     sorted(self._bound.items()),
+                    sorted(self.two_letter_n.items()),
+                    sorted(self.two_letter_pos.items()),
+                    self.two_letter_rate,
                 )
             ).encode()
         )
@@ -359,6 +433,7 @@ class SlipChannel:
         return {
             "version": CHANNEL_VERSION,
             "slips": self.slips_used,
+            "two_letter_slips": dict(sorted(self.two_letter_n.items())),
             "digest": self.digest(),
             **self.provenance,
         }
@@ -387,14 +462,17 @@ def population_slips(
 
 
 def letter_case(word: str, site: int, letter: str, *, inserted: bool) -> str:
-    """``letter`` in the case its neighbours have. An inserted letter is upper case only inside an
-    upper-case word ("USB" -> "UXSB") or between two upper-case letters; a substituted one keeps the case
-    of the letter it replaces. (No shift slips: a letter capitalised by a held shift key is not injected.)"""
+    """``letter`` in the case its neighbours have. An inserted letter is upper case inside an upper-case
+    word ("USB" -> "UXSB") or where every letter beside it is upper case (between two capitals, or after
+    a word's final capital: "NEXiLUX" -> "NEXiLUXX", not "NEXiLUXx"), except before a capitalised word's
+    first letter; a substituted one keeps the case of the letter it replaces. (No shift slips: a letter
+    capitalised by a held shift key is not injected.)"""
     if not inserted:
         return letter.upper() if word[site].isupper() else letter
+    if site == 0 and not word.isupper():
+        return letter
     near = [word[k] for k in (site - 1, site) if 0 <= k < len(word)]
-    upper = word.isupper() or (len(near) == 2 and all(ch.isupper() for ch in near))
-    return letter.upper() if upper else letter
+    return letter.upper() if all(ch.isupper() for ch in near) else letter
 
 
 def population_counts(slips: Iterable[Slip]) -> dict[str, dict[str, int]]:

@@ -22,6 +22,10 @@ recognises every word, not because the words that matter are left untouched (doc
   slips; every form re-classifies to its mechanism); a token whose draws all fail (not readable) is
   skipped and the next position
   in the query is drawn. Each edit records its ``position`` bucket.
+* **Two letters**: on a word long enough for two edits, a slip touches two letters at the rate real
+  slips do (:attr:`SlipChannel.two_letter_rate`); its kind (two letters dropped, a pair repeated, two
+  letters exchanged, or a second slip close to the first, drawn like the first) comes from the channel
+  (:func:`two_letter_slip`), and the edit's mechanism is ``two_letter``.
 * **How many**: the row stores the whole ordered chain of up to ``max_edits`` (3) edits. The personal
   dose (drawn from the user's shrunk distribution of slips per slipped sentence) is a prefix of it and
   gives ``error_query``; the harness can evaluate any fixed prefix (the 3-edit tasks).
@@ -45,7 +49,17 @@ import numpy as np
 from pqb.builders.seeds import derive_seed
 from pqb.builders.text import match_case
 from pqb.builders.workdir import EDITS
-from pqb.builders.writing_errors.channel import SlipChannel, detected_slips, letter_case, population_channel
+from pqb.builders.writing_errors.channel import (
+    NEARBY,
+    TWO_LETTER_FROM,
+    TWO_LETTER_KINDS,
+    SlipChannel,
+    detected_slips,
+    edit_site,
+    letter_case,
+    population_channel,
+    two_letter_kind,
+)
 from pqb.builders.writing_errors.context import doc_signatures, is_function_word
 from pqb.builders.writing_errors.mechanisms import HOMOPHONES, classify
 from pqb.builders.writing_errors.profiles import ErrorProfiles
@@ -54,6 +68,7 @@ from pqb.dataset.schema import (
     CHAR_MECHANISMS,
     MAX_EDITS,
     MIN_EDIT_LETTERS,
+    MULTI_LETTER_MECHANISMS,
     POSITIONS,
     apply_edits,
     edit_position,
@@ -171,6 +186,94 @@ def apply_mechanism(
         return cands[int(rng.integers(len(cands)))]
     pick = pick_weighted([channel.weight(word, w) for w in cands], rng)
     return None if pick is None else cands[pick]
+
+
+@functools.lru_cache(maxsize=65536)
+def two_letter_forms(word: str, kind: str) -> dict[str, tuple[str, ...]]:
+    """Every form of a ``drop``, ``repeat`` or ``swap`` two-letter slip of ``word`` (see
+    :func:`pqb.builders.writing_errors.channel.two_letter_kind`), grouped by where in the word it falls;
+    a repeated pair is typed in the case of the letters it copies."""
+    n = len(word)
+    if kind == "drop":
+        out = [word[:i] + word[i + 2 :] for i in range(n - 1)]
+    elif kind == "repeat":
+        out = [word[:i] + word[i - 2 : i] + word[i:] for i in range(2, n + 1)]
+    else:
+        out = [word[:i] + word[i + 2] + word[i + 1] + word[i] + word[i + 3 :] for i in range(n - 2)]
+    groups: dict[str, list[str]] = {}
+    for form in dict.fromkeys(out):
+        if two_letter_kind(form, word) == kind:
+            groups.setdefault(edit_position(word, form), []).append(form)
+    return {k: tuple(groups[k]) for k in POSITIONS if k in groups}
+
+
+def two_letter_slip(
+    word: str,
+    mechanism: str,
+    mech_probs: Mapping[str, float],
+    rng: np.random.Generator,
+    channel: SlipChannel,
+) -> str | None:
+    """A slip of ``word`` that touches two letters (``None`` when the drawn kind has no form here).
+
+    Its kind and where in the word it falls are drawn from the channel's two-letter shares (where:
+    restricted to the buckets reachable here). ``pair``: a first slip by ``mechanism`` in that bucket,
+    then a second on it, within :data:`NEARBY` places of the first and in the same bucket of ``word``:
+    its mechanism from ``mech_probs`` (among those that have such a form) and its letters weighed by the
+    channel like the first's (a result another kind describes, such as two adjacent deletions, is that
+    kind's, not a pair). The other kinds are
+    fixed by their place: one of the kind's forms in the bucket, uniformly."""
+    shares = channel.two_letter_shares
+    kind = TWO_LETTER_KINDS[int(rng.choice(len(TWO_LETTER_KINDS), p=[shares[k] for k in TWO_LETTER_KINDS]))]
+    if kind != "pair":
+        groups = two_letter_forms(word, kind)
+        where = draw_position(channel.two_letter_positions, list(groups), rng)
+        return None if where is None else groups[where][int(rng.integers(len(groups[where])))]
+    where = draw_position(channel.two_letter_positions, list(mechanism_variants(word, mechanism)), rng)
+    first = apply_mechanism(word, mechanism, rng, where, channel) if where else None
+    if first is None:
+        return None
+    site = edit_site(first, word)
+    cands: list[str] = []
+    weights: list[float] = []
+    for second in CHAR_MECHANISMS:
+        if second == "homophone" or mech_probs.get(second, 0) <= 0:
+            continue
+        forms = [
+            form
+            for group in mechanism_variants(first, second).values()
+            for at, form in group
+            if abs(at - site) <= NEARBY
+            and two_letter_kind(form, word) == "pair"
+            and edit_position(word, form) == where
+        ]
+        w = [channel.weight(first, form) for form in forms]
+        if sum(w) > 0:  # P(second mechanism) x the channel's share of this form among its reachable ones
+            cands += forms
+            weights += [mech_probs[second] * x / sum(w) for x in w]
+    pick = pick_weighted(weights, rng)
+    return None if pick is None else cands[pick]
+
+
+def slip_word(
+    word: str,
+    mechanism: str,
+    mech_probs: Mapping[str, float],
+    pos_probs: Mapping[str, float],
+    rng: np.random.Generator,
+    channel: SlipChannel,
+) -> tuple[str | None, str]:
+    """One slip of ``word`` by the drawn ``mechanism``: ``(typed word or None, the edit's mechanism)``.
+
+    At the channel's rate (:attr:`SlipChannel.two_letter_rate`) a slip on a word of
+    :data:`TWO_LETTER_FROM`+ letters touches two letters (:func:`two_letter_slip`, mechanism
+    ``two_letter``). Otherwise where in the word comes from ``pos_probs`` (restricted to the buckets the
+    mechanism reaches in this word, :func:`draw_position`) and the form from the channel
+    (:func:`apply_mechanism`)."""
+    if mechanism != "homophone" and len(word) >= TWO_LETTER_FROM and rng.random() < channel.two_letter_rate:
+        return two_letter_slip(word, mechanism, mech_probs, rng, channel), MULTI_LETTER_MECHANISMS[0]
+    position = draw_position(pos_probs, list(mechanism_variants(word, mechanism)), rng)
+    return (apply_mechanism(word, mechanism, rng, position, channel) if position else None), mechanism
 
 
 def draw_position(
@@ -439,10 +542,10 @@ class ErrorInjector:
     ) -> tuple[str, str] | None:
         """``(edited word, mechanism)`` for one token, or ``None`` when no draw is readable.
 
-        Each of ``tries_per_token`` draws picks a mechanism from ``mech_probs``, then where in the word
-        from ``pos_probs`` (the user's first / interior / last distribution; ``None``: the population's)
-        restricted to the buckets that mechanism can reach in this word (:func:`draw_position`), then a
-        form there, weighted by the slip channel (:func:`apply_mechanism`). A form that is not readable
+        Each of ``tries_per_token`` draws picks a mechanism from ``mech_probs``, then the slip
+        (:func:`slip_word`): where in the word from ``pos_probs`` (the user's first / interior / last
+        distribution; ``None``: the population's) and a form there weighted by the slip channel, or, at
+        the channel's rate on long words, a two-letter slip. A form that is not readable
         (:func:`pqb.builders.writing_errors.readability.readable`) costs the draw; when every
         draw fails the token is skipped and the injector takes the next position of its order.
         ``mech_probs=None`` is the character-random control (random letter, random place)."""
@@ -456,9 +559,8 @@ class ErrorInjector:
             else:
                 if not ok:
                     return None
-                mech = ok[int(rng.choice(len(ok), p=p / p.sum()))]
-                position = draw_position(where, list(mechanism_variants(word, mech)), rng)
-                new = apply_mechanism(word, mech, rng, position, self.channel) if position else None
+                drawn = ok[int(rng.choice(len(ok), p=p / p.sum()))]
+                new, mech = slip_word(word, drawn, mech_probs, where, rng, self.channel)
             if new and mech and readable(word, new):
                 return new, mech
         return None
