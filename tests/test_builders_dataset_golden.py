@@ -15,31 +15,31 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 236,
+    "video_games": 254,
     "video_games-corpus": 1488,
-    "video_games-queries": 472,
-    "video_games-qrels": 472,
-    "video_games-users": 76,
+    "video_games-queries": 508,
+    "video_games-qrels": 508,
+    "video_games-users": 77,
 }
 ROWS = {
     0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
-        'the gt interactive product in the video game style. it has to be rated everyone - is there one '
-        'featuring classic characters? it should come with hilarious locales.',
-        'the gt interactive product in the video game style. it has to be rated ederyone - is there one '
-        'featuring classic characters? it should come with hilarious locales.',
+        'can anyone recommend a Classic characters GT Interactive item in the Video Game style that has a '
+        'rating of Everyone and comes with Hilarious locales?',
+        'can anyone recommend a Classic charatters GT Interactive item in the Video Game style that has a '
+        'rating of Everyone and comes with Hilarious locales?',
         ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
-    101: ('video_games:B07T41ZV6D:u_8a8ef78ec27b55c8',
-          'i am trying to find some wired abkoncore mouse colored black and featuring corded electric; '
-          'can it work with pc',
-          'i am trying to find some wirecd abkoncore mouse colored black and featuring corded electric; '
-          'can it work with pc',
-          ['ABKONCORE', 'Black', 'PC', 'Wired', 'Corded Electric']),
-    169: ('video_games:B095VZ5HX8:u_43892054a559911e',
-          'What is a good PC mouse colored Black that supports USB? It has to have Ergonomic Design. Does it '
-          'come from Vic Tech CA?',
-          'What is a good PC mouse colored Black that supports SUB? It has to have Ergonomic Design. Does it '
-          'come from Vic Tech CA?',
-          ['Vic Tech CA', 'Black', 'PC', 'USB', 'Ergonomic Design']),
+    101: ('video_games:B07NWGSZSJ:u_f0cf3b78a3125a20',
+          'I want a Polybutylene Terephthalate item colored Grey and with USB that runs on Gaming Console - '
+          'Is it by DURGOD?',
+          'I want a Polybutylene Terepphthalate item colored Grey and with USB that runs on Gaming Console - '
+          'Is it by DURGOD?',
+          ['DURGOD', 'Grey', 'Polybutylene Terephthalate', 'Gaming Console', 'USB']),
+    169: ('video_games:B08T1X4R4L:u_5463efc46681c7bd',
+          'I am in the market for a Personal Computer Male-to-Male one with USB and I would like it featuring '
+          'Fast Charging. Can it come from KRX?',
+          'I am in the market for a Personal Computer Male-to-Male one with USB and I would likqe it featuring '
+          'Fast Charging. Can it come from KRX?',
+          ['KRX', 'Personal Computer', 'USB', 'Fast Charging', 'Male-to-Male']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -59,9 +59,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('everyone', 'ederyone', 'core_term'), ('characters', 'characiters', 'core_term'), ('locales', 'locale', 'core_term')],
-    101: [('wired', 'wirecd', 'core_term'), ('mouse', 'mpuse', 'title_word'), ('abkoncore', 'abkocore', 'brand')],
-    169: [('USB', 'SUB', 'core_term'), ('good', 'god', 'content_word'), ('come', 'cme', 'content_word')],
+    0: [('characters', 'charatters', 'core_term'), ('Classic', 'Calassic', 'core_term'), ('Game', 'Gsame', 'core_term')],
+    101: [('Terephthalate', 'Terepphthalate', 'core_term'), ('USB', 'UB', 'core_term'), ('Grey', 'Gey', 'core_term')],
+    112: [('english', 'engnglish', 'core_term'), ('trials', 'trial', 'core_term'), ('game', 'gamee', 'core_term')],
+    169: [('like', 'likqe', 'content_word'), ('market', 'maarket', 'content_word'), ('Computer', 'Compurer', 'core_term')],
 }  # fmt: skip
 
 
@@ -77,7 +78,7 @@ def test_corpus_and_users_ends() -> None:
     assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
     users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
     assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_002ca7a40466822c", 75)
-    assert users[0]["threshold"] == pytest.approx(87.536000, abs=1e-6)
+    assert users[0]["threshold"] == pytest.approx(77.080511, abs=1e-6)
 
 
 def test_pinned_corpus_document() -> None:
