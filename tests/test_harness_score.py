@@ -37,9 +37,10 @@ def test_round_trip_gives_identical_metrics(harness_run, tmp_path, task):
     run = (path.parent.parent / "details" / path.parent.name) / f"run_{task}_{stamp}.trec"
     scored = _score(ds, tmp_path, task, run)
     want = {k: v for k, v in original["results"][task].items() if k != "ties_touch_target"}
-    got = {k: v for k, v in scored["results"][task].items() if k != "n_queries_missing_from_run"}
+    score_only = {"n_queries_missing_from_run", "n_run_docs_not_in_corpus"}
+    got = {k: v for k, v in scored["results"][task].items() if k not in score_only}
     assert got == want  # every metric and CI, bit for bit
-    assert scored["results"][task]["n_queries_missing_from_run"] == 0
+    assert all(scored["results"][task][k] == 0 for k in score_only)
     assert scored["config"]["external_run"]["missing_query"].startswith("counted as a miss")
     qrels = (
         ((path.parent.parent / "details" / path.parent.name) / f"qrels_{task}_{stamp}.txt")
@@ -100,3 +101,126 @@ def test_bad_run_line_is_one_error(harness_run, tmp_path, capsys):
         == 1
     )
     assert "bad.trec:1: a TREC run line has 6 fields" in capsys.readouterr().err
+
+
+# -- run lines naming documents outside the corpus ----------------------------------------------------------
+
+
+def _task_run(path: Path, task: str) -> list[str]:
+    stamp = path.name.removeprefix("results_").removesuffix(".json")
+    return (
+        (path.parent.parent / "details" / path.parent.name / f"run_{task}_{stamp}.trec")
+        .read_text()
+        .splitlines()
+    )
+
+
+def test_run_of_another_corpus_is_refused(harness_run, tmp_path, capsys):
+    """Every doc id lower-cased: nothing can be a hit, and Flip = 0 [0, 0] must not read as robustness."""
+    ds, path = harness_run
+    lines = _task_run(path, TASKS[0])
+    (tmp_path / "lower.trec").write_text(
+        "\n".join(" ".join([p[0], p[1], p[2].lower(), *p[3:]]) for p in map(str.split, lines)) + "\n"
+    )
+    argv = ["score", "--run", str(tmp_path / "lower.trec"), "--tasks", TASKS[0], "--dataset_path", str(ds),
+            "--output_path", str(tmp_path / "out"), "--bootstrap_iters", "10"]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "name a document id that is not in its corpus" in err and "none names one that is" in err
+    assert "lower.trec:1: document 'g" in err  # the first offending lines, by file:line
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_documents_are_counted_noted_and_refused_under_strict(harness_run, tmp_path, capsys):
+    ds, path = harness_run
+    lines = _task_run(path, TASKS[0])
+    bad = lines[0].split()
+    lines[0] = " ".join([*bad[:2], "NOT-A-DOC", *bad[3:]])
+    (tmp_path / "one.trec").write_text("\n".join(lines) + "\n")
+    scored = _score(ds, tmp_path / "out", TASKS[0], tmp_path / "one.trec")
+    assert scored["results"][TASKS[0]]["n_run_docs_not_in_corpus"] == 1
+    assert scored["config"]["external_run"]["n_docs_not_in_corpus"] == {TASKS[0]: 1}
+    assert (
+        f"note: {TASKS[0]}: 1 of {len(lines)} run lines ({100 / len(lines):.1f}%) name a document not in the corpus"
+        in capsys.readouterr().err
+    )
+    assert main(["score", "--run", str(tmp_path / "one.trec"), "--tasks", TASKS[0], "--dataset_path", str(ds),
+                 "--output_path", str(tmp_path / "strict"), "--strict"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert "--strict and 1 run line(s)" in err and "one.trec:1: document 'NOT-A-DOC'" in err
+
+
+def test_floor_is_saturated_like_the_ceiling():
+    """Hit@K = 0 on both sides: Deg@K = 0 [0, 0] is a floor (nothing retrieved), not robustness."""
+    from pqb.harness.evaluation.results import saturated_at, summary_table
+
+    entry = {"flip@10_expected": 0.0, "deg@10": 0.0, "deg@10_ci_lower": 0.0, "deg@10_ci_upper": 0.0,
+             "hit@10_clean": 0.0, "hit@10_error": 0.0, "n_pairs": 5}  # fmt: skip
+    assert saturated_at(entry, "error") == [10]
+    assert saturated_at({**entry, "hit@10_clean": 0.5, "hit@10_error": 0.5}, "error") == []
+    table = summary_table({"results": {"t": {**entry, "saturated_at": [10]}}, "groups": {}})
+    assert "floor: nothing retrieved" in table
+
+
+# -- a task at a fixed error dose has its own query ids ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dose_task(tmp_path_factory):
+    """``t_dose2``: the tiny dataset's error task at dose 2 (its rows carry chains of 0 to 2 edits)."""
+    inc = tmp_path_factory.mktemp("inc")
+    (inc / "t_dose2.yaml").write_text(
+        "task: t_dose2\ndataset_name: video_games\npair_type: error\nerror_dose: 2\nbootstrap: {n_boot: 10, seed: 0}\n"
+    )
+    return inc
+
+
+def test_dosed_task_does_not_score_a_run_of_the_personal_dose(harness_run, dose_task, tmp_path, capsys):
+    """A run of the published ``<id>_error`` texts was scored as the dosed task: same ids, other texts."""
+    ds, path = harness_run
+    run = tmp_path / "personal.trec"
+    run.write_text("\n".join(_task_run(path, "pqb_error_video_games")) + "\n")
+    assert main(["score", "--run", str(run), "--tasks", "t_dose2", "--include_path", str(dose_task),
+                 "--dataset_path", str(ds), "--output_path", str(tmp_path / "out"), "--name", "x"]) == 0  # fmt: skip
+    res = load_results(next((tmp_path / "out" / "x").glob("results_*.json")))
+    entry = res["results"]["t_dose2"]
+    assert entry["n_pairs"] == 1 and entry["n_queries_missing_from_run"] == 1  # the dosed side, not matched
+    assert [q for q in res["ranks"]["t_dose2"]["query_id"] if "_error" in q] == ["r4_error2"]
+    err = capsys.readouterr().err
+    assert "1 of them are this task's 2-edit queries, <row id>_error2" in err
+    assert (
+        "the run ranks 1 of them as <row id>_error" in err and "--log_samples" in err and "error_chain" in err
+    )
+
+
+def test_dosed_task_round_trips_its_own_ids(dose_task, tmp_path, caplog):
+    """The harness's own run of the dosed task (``<id>_error2`` ids) scores back bit for bit; the rows whose
+    chain is shorter than the dose are counted (task_info, n-samples) and warned about, not dropped silently."""
+    ds = make_tiny_dataset(tmp_path / "ds", ("video_games",))
+    out = tmp_path / "res"
+    with caplog.at_level("WARNING", logger="pqb.harness.evaluation.evaluator"):
+        assert main(["run", "--model", "bm25", "--tasks", "t_dose2", "--include_path", str(dose_task),
+                     "--dataset_path", str(ds), "--output_path", str(out), "--log_samples", "--no-progress"]) == 0  # fmt: skip
+    warned = [
+        r.getMessage() for r in caplog.records if "shorter than the task's error_dose" in r.getMessage()
+    ]
+    assert warned == ["t_dose2: 8 of 9 rows have an error_chain shorter than the task's error_dose 2 and were not "
+                      "evaluated (counted as n_short_chain)"]  # fmt: skip
+    path = next((out / "bm25").glob("results_*.json"))
+    res = load_results(path)
+    assert res["results"]["t_dose2"]["n_short_chain"] == 8 and res["results"]["t_dose2"]["n_pairs"] == 1
+    assert res["n-samples"]["t_dose2"] == {"original": 9, "effective": 1}
+    lines = _task_run(path, "t_dose2")
+    assert {ln.split()[0] for ln in lines} == {"r4", "r4_error2"}
+    scored = _score_with(ds, tmp_path / "scored", ["t_dose2", "--include_path", str(dose_task)], tmp_path / "r.trec",
+                         lines)  # fmt: skip
+    original = load_results(path)
+    assert scored["results"]["t_dose2"]["n_queries_missing_from_run"] == 0
+    assert scored["results"]["t_dose2"]["mrr_deg"] == original["results"]["t_dose2"]["mrr_deg"]
+
+
+def _score_with(ds: Path, out: Path, tasks: list[str], run: Path, lines: list[str]) -> dict:
+    run.write_text("\n".join(lines) + "\n")
+    assert main(["score", "--run", str(run), "--tasks", *tasks, "--dataset_path", str(ds), "--output_path", str(out),
+                 "--name", "bm25"]) == 0  # fmt: skip
+    return load_results(next((out / "bm25").glob("results_*.json")))

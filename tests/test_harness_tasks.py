@@ -58,7 +58,18 @@ def test_error_dose_is_validated_and_redoses_rows():
         assert r["error_query"] == want and r["error_edits"] == chain[:k]
     short = {**row, "error_chain": chain[:2]}
     assert dosed_rows([short], 3)[0]["error_query"] is None  # a chain too short is not evaluated
-    assert len(error_pairs(dosed_rows([row, short], 3)).pair_a) == 1
+    pairs = error_pairs(dosed_rows([row, short], 3), dose=3)
+    assert len(pairs.pair_a) == 1 and pairs.n_short_chain == 1  # skipped and counted
+    assert pairs.query_ids == ("r", "r_error3")  # the dosed text has its own id, never the published r_error
+    assert error_pairs([row]).query_ids == ("r", "r_error") and error_pairs([row]).n_short_chain is None
+
+
+def test_error_side_ids():
+    from pqb.harness.evaluation.pairs import error_side_suffix, is_error_side_id
+
+    assert error_side_suffix() == "_error" and error_side_suffix(3) == "_error3"
+    assert is_error_side_id("a:b_error") and is_error_side_id("a:b_error3")
+    assert not is_error_side_id("a:b") and not is_error_side_id("a_error_x")
 
 
 def test_include_template_merges_and_file_overrides(tmp_path):

@@ -11,7 +11,9 @@ EPILOG = """examples:
   pqb-harness compare-paper results/ --out paper_comparison.md
 
 Our rows are matched to the paper's by system name (bm25 <-> BM25); a run whose model_info declares
-stand_in_for (e.g. MiniLM for GTE-base) is shown as a stand-in, never as the paper's model.
+stand_in_for (e.g. MiniLM for GTE-base) is shown as a stand-in, never as the paper's model. Runs are
+selected as by `leaderboard`: other --model_args are another row, --limit runs are left out unless
+--include-limited, and a model whose tasks come from different dataset builds is refused.
 """
 
 
@@ -23,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)"
     )
     p.add_argument("--out", type=Path, default=None, help="also write the markdown to this file")
+    p.add_argument("--include-limited", action="store_true",
+                   help="also show runs made with --limit, as rows of their own (default: left out, with a note)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from pqb.harness.reporting.collect import load_runs, tidy_frame
     from pqb.harness.reporting.paper import compare_markdown, load_paper_tables
 
-    tidy = tidy_frame(load_runs(args.paths))
+    tidy = tidy_frame(load_runs(args.paths, include_limited=args.include_limited))
     text = compare_markdown(tidy, load_paper_tables(args.paper_tables))
     print(text)
     if args.out:

@@ -14,8 +14,11 @@ EPILOG = """examples:
   pqb-harness leaderboard results/ --out out/ --push my-org/pqb-results   # token from HF_TOKEN / login
 
 Selection: for every (model, task) the newest run holding that task is used (its `date`, then the
-file name's timestamp). --all-runs also keeps older runs in leaderboard.{parquet,csv} (column
-`selected`); tables and plots always use the selected runs.
+file name's timestamp). A model is its name, weights and --model_args: other settings are another row
+(`bm25 [b=0.1,k1=0.3]`). Runs made with --limit are left out (a note names them) unless
+--include-limited, which shows them as rows of their own (`bm25 [limit=20]`). A model whose selected
+tasks come from different dataset builds is refused. --all-runs also keeps older runs in
+leaderboard.{parquet,csv} (column `selected`); tables and plots always use the selected runs.
 """
 
 
@@ -28,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--push", metavar="REPO_ID", default=None, help="also upload the folder to this Hub dataset repo"
     )
     p.add_argument("--all-runs", action="store_true", help="keep non-newest runs in the tidy table too")
+    p.add_argument("--include-limited", action="store_true",
+                   help="also show runs made with --limit, as rows of their own (default: left out, with a note)")  # fmt: skip
     p.add_argument("--no-plots", action="store_true", help="skip the matplotlib plots")
     p.add_argument("--no-html", action="store_true", help="skip index.html")
     p.add_argument("--no-paper", action="store_true", help="skip paper_comparison.md")
@@ -54,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         paper_tables=args.paper_tables,
         compare=args.compare,
         compare_iters=args.compare_iters,
+        include_limited=args.include_limited,
     )
     print(f"read {len(outputs.runs)} results file(s); models: {', '.join(outputs.models)}")
     print(f"wrote {len(outputs.files)} files to {outputs.out_dir}")

@@ -17,8 +17,12 @@ EPILOG = """examples:
   pqb-harness score --run clean.trec,typos.trec --tasks pqb_error_video_games --name my-system
 
 Query ids are the dataset rows' ids (clean side) and <id>_error (typo'd side); the harness writes them
-in its own runs and in qrels_<task>_<ts>.txt (--log_samples). With two files the second is the error
-side and may use the plain row ids. A query missing from the runs counts as a miss (no hit, RR 0).
+in its own runs and in qrels_<task>_<ts>.txt (--log_samples); a task at a fixed dose (pqb_error3_*)
+names its error side <id>_error3 (the first 3 edits of each row's error_chain, not the published
+<id>_error texts). With two files the second is the error side and may use the plain row ids (read as
+<id>_error). A query missing from the runs counts as a miss (no hit, RR 0). A run line whose document is
+not in the corpus is never a hit: it is counted and reported (--strict refuses it), and a task none of
+whose documents is in the corpus is an error.
 """
 
 
@@ -41,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--log_samples", action="store_true", help="also write samples, the run per task and qrels"
     )
+    p.add_argument("--strict", action="store_true",
+                   help="fail if any requested task is skipped or any run line names a document not in the corpus")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
         load_tasks,
         skipped_note,
     )
-    from pqb.harness.evaluation.external_runs import read_runs, run_entries
+    from pqb.harness.evaluation.external_runs import (
+        check_documents,
+        missing_note,
+        read_runs,
+        run_entries,
+        unknown_docs_note,
+    )
     from pqb.harness.evaluation.results import (
         build_results,
         lm_eval_model_fields,
@@ -72,19 +84,24 @@ def run(args: argparse.Namespace) -> int:
         print(skipped_note(skipped), file=sys.stderr)
     if not loaded:
         raise DataError(f"no task could be scored; skipped: {skipped}")
+    if args.strict and skipped:
+        raise DataError(f"--strict and {len(skipped)} task(s) skipped: {skipped}")
     opts = ScoreOptions(
         args.bootstrap_iters, args.seed, args.bootstrap_unit, args.log_samples, name, ties_known=False
     )
     output = EvaluationOutput(skipped=skipped)
     missing: dict[str, int] = {}
+    unknown: dict[str, int] = {}
     for task, data in sorted(loaded.items()):
-        entries, missing[task] = run_entries(data, trec)
-        output.outcomes[task] = _finish_task(
-            data, entries, opts, {"n_queries_missing_from_run": missing[task]}
-        )
-        if missing[task]:
-            print(f"note: {task}: {missing[task]} of {len(entries)} queries are not in the run; counted as misses",
-                  file=sys.stderr)  # fmt: skip
+        match = run_entries(data, trec)
+        check_documents(task, data, match, strict=args.strict)
+        missing[task], unknown[task] = match.n_missing, match.n_docs_unknown
+        output.outcomes[task] = _finish_task(data, match.entries, opts, {
+            "n_queries_missing_from_run": match.n_missing, "n_run_docs_not_in_corpus": match.n_docs_unknown})  # fmt: skip
+        if match.n_missing:
+            print(missing_note(task, data, trec, match.n_missing), file=sys.stderr)
+        if match.n_docs_unknown:
+            print(unknown_docs_note(task, match), file=sys.stderr)
     settings = {"run_files": [f["sha256"] for f in trec.files]}
     keys = {t: resume_inputs(d, model=name, model_settings=settings, limit=args.limit, n_boot=args.bootstrap_iters,
                              seed=args.seed, unit=args.bootstrap_unit) for t, d in loaded.items()}  # fmt: skip
@@ -94,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": None, "batch_size": None,
         "bootstrap": bootstrap_config(args),
         "external_run": {"files": trec.files, "missing_query": "counted as a miss: unranked, no hit, RR 0",
-                         "n_queries_missing": missing},
+                         "n_queries_missing": missing,
+                         "unknown_document": "a run line whose document is not in the corpus: never a hit; "
+                                             "counted, refused under --strict",
+                         "n_docs_not_in_corpus": unknown},
     }  # fmt: skip
     results = build_results(output, registry=registry, groups=groups, config=config, started=started,
                             finished=time.time(), resume=keys)  # fmt: skip

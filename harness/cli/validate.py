@@ -7,7 +7,7 @@ import argparse
 from pqb.dataset.argtypes import non_negative_int
 from pqb.harness.errors import DatasetNotFoundError
 
-HELP = "Validate task configs and the datasets they point at (schema + PQB invariants)."
+HELP = "Validate task configs and the datasets they point at (schema + PQB invariants, BEIR/MTEB views)."
 EPILOG = """examples:
   pqb-harness validate --tasks pqb
   pqb-harness validate --tasks pqb_error_video_games --dataset_path ./pqb_dataset
@@ -59,7 +59,27 @@ def _check_pairs(task: object, rows: list[dict] | None, max_lines: int) -> bool:
     return report.ok
 
 
+def _check_views(path: str, domain: str, revision: str | None, max_lines: int) -> bool:
+    """The domain's BEIR/MTEB views (``-queries``, ``-qrels``) against its corpus, as ``export-beir`` and
+    the MTEB tasks require them (:func:`~pqb.harness.evaluation.dataset_checks.check_retrieval_views`)."""
+    from pqb.harness.evaluation.data import load_config
+    from pqb.harness.evaluation.dataset_checks import check_corpus, check_retrieval_views
+
+    try:
+        corpus_ds, queries_ds, qrels_ds = (
+            load_config(path, f"{domain}-{kind}", split=None, revision=revision)
+            for kind in ("corpus", "queries", "qrels")
+        )
+    except DatasetNotFoundError as exc:
+        print(f"-- {domain}: retrieval views not present, not checked ({exc})")
+        return True
+    report = check_retrieval_views(domain, check_corpus(corpus_ds, f"{domain}-corpus"), queries_ds, qrels_ds)
+    print(f"== {path} :: {domain}-queries + {domain}-qrels (+ {domain}-corpus)\n{report.summary(max_lines)}")
+    return report.ok
+
+
 def run(args: argparse.Namespace) -> int:
+    from pqb.dataset.schema import config_kind
     from pqb.harness.task_registry import TaskRegistry, split_task_list
 
     reg = TaskRegistry(args.include_path)
@@ -87,4 +107,8 @@ def run(args: argparse.Namespace) -> int:
                 seen[key] = None
                 print(f"-- {name}: dataset not present, not checked ({exc})")
         ok &= _check_pairs(c, seen[key], args.max_lines)
+    views = sorted({(args.dataset_path or c.resolved_dataset_path(), config_kind(c.dataset_name)[0], c.dataset_revision)
+                    for c in (reg.tasks[n] for n in names)}, key=str)  # fmt: skip
+    for path, domain, revision in views:
+        ok &= _check_views(path, domain, revision, args.max_lines)
     return 0 if ok else 1

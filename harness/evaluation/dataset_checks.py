@@ -119,3 +119,93 @@ def violation_lines(report: ValidationReport, max_lines: int = 50) -> list[str]:
     if len(report.violations) > max_lines:
         lines.append(f"... {len(report.violations) - max_lines} more")
     return lines
+
+
+# -- the BEIR/MTEB views ---------------------------------------------------------------------------------
+
+VIEW_EXAMPLES = 5
+"""Offending ids named per violated rule of the retrieval views."""
+
+
+def _first(ids: list[str]) -> str:
+    more = f" (+{len(ids) - VIEW_EXAMPLES} more)" if len(ids) > VIEW_EXAMPLES else ""
+    return f"{ids[:VIEW_EXAMPLES]}{more}"
+
+
+def _repeats(items: list[Any]) -> list[int]:
+    """Indices of the items that repeat an earlier one."""
+    seen: set[Any] = set()
+    out = []
+    for i, x in enumerate(items):
+        if x in seen:
+            out.append(i)
+        seen.add(x)
+    return out
+
+
+def check_retrieval_views(
+    domain: str, corpus: CorpusCheck, queries_ds: Any, qrels_ds: Any
+) -> ValidationReport:
+    """Violations of a domain's BEIR/MTEB views ``<domain>-queries`` and ``<domain>-qrels`` against its corpus.
+
+    ``export-beir`` and MTEB read these views as they are: a duplicate query id or (query, document) qrel
+    silently collapses (BEIR keeps one text/relevance per key), a qrel to a document outside the corpus
+    can never be retrieved and one to a query outside ``-queries`` is never asked, and a query without
+    a qrel scores as a miss (or is dropped, depending on the reader). Each rule is one violation naming
+    how many and the first offending ids, at the row of the first one.
+    """
+    q_name, r_name = f"{domain}-queries", f"{domain}-qrels"
+    report = ValidationReport()
+    report.extend(corpus.report)
+    for ds, kind, name in ((queries_ds, "queries", q_name), (qrels_ds, "qrels", r_name)):
+        report.extend(validate_table(ds.data.table, kind, name))
+        _check_not_empty(report, ds, name)
+    if any(v.rule == "missing_column" for v in report.violations):
+        return report
+    qids = [str(q) for q in column(queries_ds, "id")]
+    rel_q = [str(q) for q in column(qrels_ds, "query-id")]
+    rel_d = [str(d) for d in column(qrels_ds, "corpus-id")]
+    report.checked["queries"] += len(qids)
+    report.checked["qrels"] += len(rel_q)
+
+    def add(name: str, rows: list[int], rule: str, what: str, ids: list[str]) -> None:
+        if rows:
+            report.add(name, rows[0], rule, f"{len(rows)} {what}, e.g. {_first(ids)}")
+
+    dup = _repeats(qids)
+    add(q_name, dup, "duplicate_query_id", "duplicate query id(s)", [qids[i] for i in dup])
+    dup = _repeats(list(zip(rel_q, rel_d, strict=True)))
+    add(r_name, dup, "duplicate_qrel", "duplicate (query-id, corpus-id) qrel(s)",
+        [f"{rel_q[i]} -> {rel_d[i]}" for i in dup])  # fmt: skip
+    if corpus.ids is not None:
+        bad = [i for i, d in enumerate(rel_d) if d not in corpus.ids]
+        add(r_name, bad, "qrel_unknown_document", f"qrel(s) to a document not in {domain}-corpus",
+            [f"{rel_q[i]} -> {rel_d[i]}" for i in bad])  # fmt: skip
+    known = set(qids)
+    bad = [i for i, q in enumerate(rel_q) if q not in known]
+    add(r_name, bad, "qrel_unknown_query", f"qrel(s) to a query not in {q_name}", [rel_q[i] for i in bad])
+    judged = set(rel_q)
+    bad = [i for i, q in enumerate(qids) if q not in judged]
+    add(q_name, bad, "query_without_qrels", f"query(ies) without a qrel in {r_name}", [qids[i] for i in bad])
+    return report
+
+
+def load_checked_views(path: str, domain: str, revision: str | None = None) -> tuple[Any, Any, Any]:
+    """``(corpus, queries, qrels)`` datasets of a domain's retrieval views, after
+    :func:`check_retrieval_views`: any violation raises :class:`DatasetInvalidError` listing them, so no
+    BEIR folder or MTEB task is built from views that break them."""
+    from pqb.harness.errors import DatasetInvalidError
+    from pqb.harness.evaluation.data import load_config
+
+    corpus_ds = load_config(path, f"{domain}-corpus", split=None, revision=revision)
+    queries_ds = load_config(path, f"{domain}-queries", split=None, revision=revision)
+    qrels_ds = load_config(path, f"{domain}-qrels", split=None, revision=revision)
+    report = check_retrieval_views(domain, check_corpus(corpus_ds, f"{domain}-corpus"), queries_ds, qrels_ds)
+    if not report.ok:
+        raise DatasetInvalidError(
+            f"{path}: the retrieval views of {domain!r} have {len(report.violations)} violation(s) "
+            f"{dict(sorted(report.by_rule().items()))}, the first: {report.violations[0]}; nothing is built "
+            "from them. Rebuild the views (pqb-build) or fix the files (pqb-harness validate prints the same report)",
+            details=violation_lines(report),
+        )
+    return corpus_ds, queries_ds, qrels_ds

@@ -186,6 +186,7 @@ def task_pairs(cfg: TaskConfig, rows: list[dict[str, Any]]) -> tuple[list[dict[s
     counts the pairs run would evaluate."""
     if cfg.pairtype.edits and cfg.error_dose is not None:
         rows = dosed_rows(rows, cfg.error_dose)
+        return rows, cfg.pairtype.build_pairs(rows, dose=cfg.error_dose)
     return rows, cfg.pairtype.build_pairs(rows)
 
 
@@ -197,6 +198,10 @@ def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: C
         log.warning(
             "%s: %d malformed rows (empty query or target) were not evaluated", cfg.task, pairs.n_malformed
         )
+    if pairs.n_short_chain:
+        log.warning("%s: %d of %d rows have an error_chain shorter than the task's error_dose %d and were not "
+                    "evaluated (counted as n_short_chain)", cfg.task, pairs.n_short_chain, len(rows),
+                    cfg.error_dose)  # fmt: skip
     return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus)
 
 
@@ -556,6 +561,10 @@ def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
         "n_bootstrap_units": values.pop("n_bootstrap_units"),
         **(counts_extra or {}),
     }
+    if (
+        pairs.n_short_chain is not None
+    ):  # a dosed task: rows whose chain is too short are counted, not dropped
+        counts["n_short_chain"] = pairs.n_short_chain
     if not opts.ties_known:
         del counts["ties_touch_target"]
     if "n_pairs_gated" in values:

@@ -12,6 +12,15 @@ scores. The target's rank is its position in that list; a target absent from the
 absent from every file, are unranked (no hit, RR 0): **a missing query counts as a miss** and the
 results file counts them per task (``n_queries_missing_from_run``). A run shallower than
 ``rr_cutoff`` cannot reproduce MRR; the results record each file's minimum depth.
+
+A run line whose document id is not in the task's corpus (another build, ids lower-cased, a doc id
+of another domain) can never be a hit: such lines are counted per task (``n_run_docs_not_in_corpus``,
+the first few as ``file:line``) and reported, ``score --strict`` refuses them, and a task none of whose
+ranked documents is in the corpus is a :class:`DataError` (its Hit@K = 0 would read as "robust").
+
+A task at a fixed error dose (``error_dose``) names its error side ``<id>_error<d>``
+(:func:`pqb.harness.evaluation.pairs.error_side_suffix`): a run of the published ``<id>_error`` texts
+(the personal dose) matches none of them, so it is never scored as the dosed task.
 """
 
 from __future__ import annotations
@@ -25,9 +34,10 @@ from typing import Any
 import numpy as np
 
 from pqb.dataset.io import sha256_file
+from pqb.dataset.schema import config_kind
 from pqb.harness.errors import DataError
 from pqb.harness.evaluation.evaluator import TaskData
-from pqb.harness.evaluation.pairs import ERROR_SIDE_SUFFIX
+from pqb.harness.evaluation.pairs import ERROR_SIDE_SUFFIX, error_side_suffix, is_error_side_id
 from pqb.harness.evaluation.run_cache import RankEntry
 
 
@@ -37,6 +47,8 @@ class TrecRun:
 
     lists: dict[str, list[str]] = field(default_factory=dict)
     scores: dict[str, list[float]] = field(default_factory=dict)
+    where: dict[str, list[str]] = field(default_factory=dict)
+    """``file:line`` of each document of ``lists``, so a bad document id is reported where it is."""
     files: list[dict[str, Any]] = field(default_factory=list)
     tag: str | None = None
 
@@ -49,10 +61,11 @@ def _text(path: Path) -> io.StringIO:
         raise DataError(f"{path}: a TREC run file is UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
 
-def _read_file(path: Path) -> dict[str, list[tuple[int, float, str]]]:
-    """``{qid: [(rank, -score, docid)]}``; a line repeated verbatim (runs of two tasks that share queries,
-    concatenated) counts once, a document listed twice for a query with different ranks is an error."""
-    by_q: dict[str, list[tuple[int, float, str]]] = {}
+def _read_file(path: Path) -> dict[str, list[tuple[int, float, str, int]]]:
+    """``{qid: [(rank, -score, docid, line number)]}``; a line repeated verbatim (runs of two tasks that
+    share queries, concatenated) counts once, a document listed twice for a query with different ranks is
+    an error."""
+    by_q: dict[str, list[tuple[int, float, str, int]]] = {}
     seen: dict[tuple[str, str], tuple[int, float]] = {}
     with _text(path) as fh:
         for n, line in enumerate(fh, start=1):
@@ -79,7 +92,7 @@ def _read_file(path: Path) -> dict[str, list[tuple[int, float, str]]]:
                     )
                 continue
             seen[key] = (rank, score)
-            by_q.setdefault(parts[0], []).append((rank, -score, parts[2]))
+            by_q.setdefault(parts[0], []).append((rank, -score, parts[2], n))
     return by_q
 
 
@@ -94,12 +107,13 @@ def read_runs(paths: Sequence[Path]) -> TrecRun:
             raise DataError(f"run file {path} does not exist")
         by_q = _read_file(path)
         for qid, items in by_q.items():
-            key = qid if role == "all" or qid.endswith(ERROR_SIDE_SUFFIX) else f"{qid}{ERROR_SIDE_SUFFIX}"
+            key = qid if role == "all" or is_error_side_id(qid) else f"{qid}{ERROR_SIDE_SUFFIX}"
             if key in run.lists:
                 raise DataError(f"{path}: query {qid!r} is ranked in both run files; give each query once")
             items.sort()
-            run.lists[key] = [d for _, _, d in items]
-            run.scores[key] = [-s for _, s, _ in items]
+            run.lists[key] = [d for _, _, d, _ in items]
+            run.scores[key] = [-s for _, s, _, _ in items]
+            run.where[key] = [f"{path}:{n}" for *_, n in items]
         if run.tag is None:
             with _text(path) as fh:
                 first = fh.readline().split()
@@ -110,20 +124,97 @@ def read_runs(paths: Sequence[Path]) -> TrecRun:
     return run
 
 
-def run_entries(data: TaskData, run: TrecRun) -> tuple[list[RankEntry], int]:
-    """(rank entry of every query of ``data`` in pair-set order, number of queries absent from the run)."""
-    pos = {d: i for i, d in enumerate(data.corpus.ids)}
-    entries, missing = [], 0
+UNKNOWN_DOC_EXAMPLES = 5
+"""How many run lines with a document id not in the corpus are named (``file:line``) per task."""
+
+
+@dataclass
+class RunMatch:
+    """One task's queries looked up in a run: what the metrics get and what did not match."""
+
+    entries: list[RankEntry]
+    """Rank entry of every query of the task, in pair-set order."""
+    n_missing: int = 0
+    """Queries of the task absent from the run (counted as misses)."""
+    n_docs_unknown: int = 0
+    """Run lines of the task's queries whose document id is not in the corpus (never a hit)."""
+    n_docs_known: int = 0
+    """Run lines of the task's queries whose document id is in the corpus."""
+    unknown_examples: list[str] = field(default_factory=list)
+    """The first :data:`UNKNOWN_DOC_EXAMPLES` of them as ``file:line: document 'x'``."""
+
+
+def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
+    """The rank entry of every query of ``data`` (pair-set order), with the queries absent from the run and
+    the run lines whose document is not in the corpus counted (see the module docstring)."""
+    pos = data.corpus.index_of
+    match = RunMatch(entries=[])
     for qid, target in zip(data.pairs.query_ids, data.pairs.targets, strict=True):
         docs = run.lists.get(qid)
         if docs is None:
-            missing += 1
-            entries.append(RankEntry(float("inf"), False, np.empty(0, np.int64), np.empty(0, np.float32)))
+            match.n_missing += 1
+            match.entries.append(
+                RankEntry(float("inf"), False, np.empty(0, np.int64), np.empty(0, np.float32))
+            )
             continue
         try:
             rank = float(docs.index(target) + 1)
         except ValueError:
             rank = float("inf")
         idx = np.asarray([pos.get(d, -1) for d in docs], dtype=np.int64)
-        entries.append(RankEntry(rank, False, idx, np.asarray(run.scores[qid], dtype=np.float32)))
-    return entries, missing
+        unknown = np.flatnonzero(idx < 0)
+        match.n_docs_unknown += len(unknown)
+        match.n_docs_known += len(idx) - len(unknown)
+        for j in unknown[: UNKNOWN_DOC_EXAMPLES - len(match.unknown_examples)]:
+            match.unknown_examples.append(f"{run.where[qid][j]}: document {docs[j]!r}")
+        match.entries.append(RankEntry(rank, False, idx, np.asarray(run.scores[qid], dtype=np.float32)))
+    return match
+
+
+def check_documents(task: str, data: TaskData, match: RunMatch, *, strict: bool = False) -> None:
+    """Refuse a task whose run lines name no document of its corpus (nothing could ever be a hit, and
+    Flip/Deg = 0 would read as perfect robustness) and, with ``strict``, any run line naming a document
+    that is not in the corpus."""
+    if not match.n_docs_unknown:
+        return
+    what = (f"{match.n_docs_unknown} run line(s) of {task}'s queries name a document id that is not in its "
+            f"corpus {data.cfg.corpus!r} ({len(data.corpus)} documents)")  # fmt: skip
+    fix = ("score the run against the dataset build it was made on (--dataset_path), and keep the corpus's "
+           "document ids exactly (case, prefixes)")  # fmt: skip
+    if not match.n_docs_known:
+        raise DataError(f"{what}, and none names one that is: {fix}", details=match.unknown_examples)
+    if strict:
+        raise DataError(f"--strict and {what}: {fix}", details=match.unknown_examples)
+
+
+def unknown_docs_note(task: str, match: RunMatch) -> str:
+    """The ``note:`` line for run lines whose document is not in the corpus (they count as non-hits)."""
+    rest = match.n_docs_unknown - len(match.unknown_examples)
+    more = f" (+{rest} more)" if rest else ""
+    total = match.n_docs_unknown + match.n_docs_known
+    return (f"note: {task}: {match.n_docs_unknown} of {total} run lines ({100 * match.n_docs_unknown / total:.1f}%) "
+            f"name a document not in the corpus (never a hit; --strict refuses them): "
+            f"{'; '.join(match.unknown_examples)}{more}")  # fmt: skip
+
+
+def missing_note(task: str, data: TaskData, run: TrecRun, n_missing: int) -> str:
+    """The ``note:`` line for queries absent from the run; for a task at a fixed error dose it says where
+    the dosed texts come from, since the published ``<domain>-queries`` hold only the personal dose."""
+    note = f"note: {task}: {n_missing} of {len(data.pairs.query_ids)} queries are not in the run; counted as misses"
+    dose = data.cfg.error_dose
+    if dose is None:
+        return note
+    suffix = error_side_suffix(dose)
+    absent = [q for q in data.pairs.query_ids if q not in run.lists and q.endswith(suffix)]
+    if not absent:
+        return note
+    personal = sum(1 for q in absent if f"{q.removesuffix(suffix)}{ERROR_SIDE_SUFFIX}" in run.lists)
+    ranked = (f"; the run ranks {personal} of them as <row id>{ERROR_SIDE_SUFFIX}, the personal dose, which is "
+              "another text and is not scored here") if personal else ""  # fmt: skip
+    return (
+        f"{note}. {len(absent)} of them are this task's {dose}-edit queries, <row id>{suffix} (the first {dose} "
+        f"edits of each row's error_chain){ranked}. The published {config_kind(data.cfg.dataset_name)[0]}-queries hold only "
+        f"the personal dose: take the {dose}-edit texts (query_id, query) from the samples file of "
+        f"`pqb-harness run --tasks {task} --log_samples` (details/<model>/samples_{task}_<ts>.jsonl), or apply "
+        f"each row's first {dose} error_chain edits (pqb.dataset.schema.apply_edits), and rank them under those ids"
+    )

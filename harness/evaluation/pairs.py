@@ -6,6 +6,7 @@ and the evaluator need it, and neither should pull in ``datasets`` for it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -14,7 +15,21 @@ from typing import Any
 import numpy as np
 
 ERROR_SIDE_SUFFIX = "_error"
-"""Query id of an error pair's typo'd side: ``<row id>_error`` (the clean side keeps the row id)."""
+"""Query id of an error pair's typo'd side: ``<row id>_error`` (the clean side keeps the row id); a task at
+a fixed dose (``error_dose``) appends the dose, ``<row id>_error3`` (:func:`error_side_suffix`)."""
+_ERROR_SIDE_RE = re.compile(re.escape(ERROR_SIDE_SUFFIX) + r"[0-9]*$")
+
+
+def error_side_suffix(dose: int | None = None) -> str:
+    """``_error`` for the row's own error query (the published ``<domain>-queries`` ids), ``_error<d>``
+    for the first ``d`` edits of its chain: the dosed text is another query, so it gets another id, and a
+    run of the published ``_error`` texts can never be scored as the 3-edit task (it misses queries instead)."""
+    return ERROR_SIDE_SUFFIX if dose is None else f"{ERROR_SIDE_SUFFIX}{dose}"
+
+
+def is_error_side_id(query_id: str) -> bool:
+    """Whether a query id names an error side (``<id>_error`` or a dosed ``<id>_error<d>``)."""
+    return _ERROR_SIDE_RE.search(query_id) is not None
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,9 @@ class PairSet:
     query_pair_ids: tuple[str, ...] = ()
     """Per query, the pair group it belongs to (syntactic: its ``pair_id``; error: its row id): the
     ``pair`` bootstrap unit of per-query metrics."""
+    n_short_chain: int | None = None
+    """Dosed error tasks only (``error_dose``): usable rows whose ``error_chain`` is shorter than the dose,
+    so they have no error query at that dose and are not evaluated; ``None`` for every other task."""
 
 
 def _usable(row: dict[str, Any]) -> bool:
@@ -72,8 +90,13 @@ def syntactic_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
     )
 
 
-def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
-    """Rows with a non-null ``error_query``: queries are [clean..., error...]; pair j = (j, n + j)."""
+def error_pairs(rows: Sequence[dict[str, Any]], *, dose: int | None = None) -> PairSet:
+    """Rows with a non-null ``error_query``: queries are [clean..., error...]; pair j = (j, n + j).
+
+    ``dose``: the rows were re-dosed by :func:`dosed_rows`; error-side ids then carry the dose
+    (:func:`error_side_suffix`) and usable rows whose chain was too short are counted in ``n_short_chain``
+    (the task promises skipped rows are counted, never silently dropped).
+    """
     good = [i for i, r in enumerate(rows) if _usable(r) and r.get("error_query") is not None]
     malformed = sum(
         1
@@ -86,10 +109,12 @@ def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
     err = [rows[i]["error_query"] for i in good]
     targets = tuple(rows[i]["asin"] for i in good)
     ids = [rows[i]["id"] for i in good]
+    suffix = error_side_suffix(dose)
+    short = None if dose is None else sum(1 for r in rows if _usable(r) and short_chain(r, dose))
     return PairSet(
         queries=tuple(clean + err),
         targets=targets + targets,
-        query_ids=tuple(ids + [f"{i}{ERROR_SIDE_SUFFIX}" for i in ids]),
+        query_ids=tuple(ids + [f"{i}{suffix}" for i in ids]),
         row_index=np.asarray(good + good, dtype=np.int64),
         pair_a=np.arange(n, dtype=np.int64),
         pair_b=np.arange(n, 2 * n, dtype=np.int64),
@@ -98,6 +123,7 @@ def error_pairs(rows: Sequence[dict[str, Any]]) -> PairSet:
         n_malformed=malformed,
         users=tuple(str(rows[i]["user_id"]) for i in good) * 2,
         query_pair_ids=tuple(ids + ids),
+        n_short_chain=short,
     )
 
 
@@ -108,15 +134,21 @@ def edit_count(row: dict[str, Any]) -> int | None:
     return len(edits) if edits or row.get("error_query") is None else None
 
 
+def short_chain(row: dict[str, Any], dose: int) -> bool:
+    """Whether a row's ``error_chain`` has fewer than ``dose`` edits (no error query at that dose)."""
+    return len(row.get("error_chain") or []) < dose
+
+
 def dosed_rows(rows: Sequence[dict[str, Any]], dose: int) -> list[dict[str, Any]]:
     """Rows re-dosed to the first ``dose`` edits of their ``error_chain``: ``error_query`` and
-    ``error_edits`` replaced; rows without a chain that long get ``error_query = None`` (not evaluated)."""
+    ``error_edits`` replaced; rows without a chain that long get ``error_query = None`` (not evaluated;
+    ``error_pairs(..., dose=dose)`` counts them as ``n_short_chain``)."""
     from pqb.dataset.schema import apply_edits
 
     out = []
     for r in rows:
         chain = list(r.get("error_chain") or [])
-        if len(chain) >= dose:
+        if not short_chain(r, dose):
             edits = chain[:dose]
             out.append({**r, "error_query": apply_edits(r["query"], edits), "error_edits": edits})
         else:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pqb.harness.evaluation.pairs import PairSet, error_pairs, syntactic_pairs
 
@@ -22,7 +21,8 @@ from pqb.harness.evaluation.pairs import PairSet, error_pairs, syntactic_pairs
 @dataclass(frozen=True)
 class PairType:
     name: str
-    build_pairs: Callable[[Sequence[dict[str, Any]]], PairSet]
+    build_pairs: Callable[..., PairSet]
+    """``build_pairs(rows)``; a type with ``edits`` also takes ``dose=`` (rows re-dosed to ``error_dose``)."""
     robustness_prefix: str
     """``flip`` or ``deg``: the @K robustness metric of this type's paper table."""
     robustness_last: str

@@ -63,6 +63,8 @@ COUNT_KEYS = (
     "n_pairs_gated",
     "n_bootstrap_units",
     "n_queries_missing_from_run",
+    "n_run_docs_not_in_corpus",
+    "n_short_chain",
 )
 REWRITE_METRICS = ("rewrite_corrected", "rewrite_clean_kept")
 """A defense's own rates on error tasks (``pqb.harness.evaluation.evaluator.rewrite_values``)."""
@@ -320,8 +322,11 @@ SATURATION_HIT = 0.95
 
 def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
     """The cut-offs K at which a task (or group) cannot measure robustness: both sides' Hit@K exceed
-    :data:`SATURATION_HIT`, or the ceiling of Flip@K, 2p(1−p) (``flip@K_expected``), is below the width
-    of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on error tasks).
+    :data:`SATURATION_HIT` (the ceiling) or are below ``1 − SATURATION_HIT`` (the floor: a run that
+    retrieves nothing, e.g. of another corpus, has Flip@K = Deg@K = 0 [0, 0] because nothing can flip or
+    degrade, not because the system is robust), or the ceiling of Flip@K, 2p(1−p) (``flip@K_expected``),
+    is below the width of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on
+    error tasks); :data:`SATURATION_REASON` says it in one line.
 
     A small corpus (the embedded 1,488-document slice) puts lexical retrievers at Hit@10 = 100% on both
     sides, where Flip@10 = 0 [0, 0] says "saturated", not "robust"; the mark says so wherever the
@@ -338,13 +343,21 @@ def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
     for k in ks:
         hits = [entry.get(kind.side_name(f"hit@{k}", side)) for side in kind.sides] or [entry.get(f"hit@{k}")]
         full = all(h is not None and h > SATURATION_HIT for h in hits)
+        empty = all(h is not None and h < 1 - SATURATION_HIT for h in hits)
         main = f"{kind.robustness_prefix}@{k}"
         lo, hi = entry.get(f"{main}_ci_lower"), entry.get(f"{main}_ci_upper")
         ceiling = entry.get(f"flip@{k}_expected")
         narrow = None not in (lo, hi, ceiling) and ceiling < hi - lo
-        if full or narrow:
+        if full or empty or narrow:
             out.append(k)
     return out
+
+
+SATURATION_REASON = (
+    f"both sides' Hit@K > {100 * SATURATION_HIT:.0f}% (ceiling) or < {100 * (1 - SATURATION_HIT):.0f}% "
+    "(floor: nothing retrieved, so nothing can flip or degrade), or the ceiling 2p(1−p) is below the CI width"
+)
+"""Why a K is in ``saturated_at``, as the footnotes of the summary and the leaderboard tables say it."""
 
 
 INFO_KEYS = frozenset({*COUNT_KEYS, "bootstrap_unit", "pair_type", "reused_from", "saturated_at"})
@@ -435,7 +448,8 @@ def _add_task(res: dict, name: str, o: TaskOutcome) -> None:
     res["versions"][name] = o.cfg.version
     res["higher_is_better"][name] = o.cfg.higher_is_better()
     effective = o.counts.get("n_pairs_gated", o.counts["n_pairs"])
-    res["n-samples"][name] = {"original": o.counts["n_pairs"], "effective": effective}
+    original = o.counts["n_pairs"] + o.counts.get("n_short_chain", 0)  # a dosed task's rows too short for it
+    res["n-samples"][name] = {"original": original, "effective": effective}
     res["task_hashes"][name] = o.cfg.hash()
     res["dataset"][name] = o.dataset
     if o.ranks is not None:
@@ -650,7 +664,7 @@ def summary_table(results: Mapping[str, Any]) -> str:
             )
     if any_saturated:
         lines.append(
-            f"\nsaturated at K: both sides' Hit@K > {100 * SATURATION_HIT:.0f}% (or the ceiling 2p(1−p) is below "
-            "the CI width): Flip@K and Deg@K there cannot show robustness; a larger corpus (a whole domain) can"
+            f"\nsaturated at K: {SATURATION_REASON}: Flip@K and Deg@K there cannot show robustness; at the "
+            "ceiling a larger corpus (a whole domain) can, at the floor check the run matches the corpus"
         )
     return "\n".join(lines)  # skipped tasks: one note line at load time, and ``skipped`` in the file

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pqb.harness.evaluation.evaluator import TaskData, bootstrap_settings
+from pqb.harness.evaluation.pairs import error_side_suffix
 from pqb.harness.retrievers.base import TIE_RTOL
 
 SHAPING_TASK_FIELDS = (
@@ -36,7 +37,13 @@ def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, An
 
     boot_n, boot_seed, boot_unit = bootstrap_settings(data.cfg, n_boot, seed, unit)
     cfg = data.cfg.to_dict()
+    dosed = {}
+    if (
+        data.cfg.error_dose is not None
+    ):  # its stored ranks are keyed <id>_error<d>: older files used <id>_error
+        dosed = {"error_side_ids": f"<row id>{error_side_suffix(data.cfg.error_dose)}"}
     return json.loads(json.dumps({
+        **dosed,
         "dataset_fingerprint": data.fingerprint,
         "corpus_fingerprint": data.corpus.fingerprint,
         "limit": limit,

@@ -9,7 +9,9 @@ Layout written (BEIR's documented format)::
 BEIR joins ``title`` and ``text`` with a space, as MTEB and the harness do, so a BEIR evaluation scores
 the same documents. Lines are sorted by id and written atomically, so equal datasets export identical
 files. Reads the ``<domain>-corpus``/``-queries``/``-qrels`` configs through the harness's loader, so a
-local folder and a Hub id both work and fail with the same one-line messages.
+local folder and a Hub id both work and fail with the same one-line messages. The views are checked
+first (:func:`~pqb.harness.evaluation.dataset_checks.check_retrieval_views`: unique query ids and qrels,
+qrels to corpus documents and known queries, a qrel for every query); a violation exports nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 from pathlib import Path
 
 from pqb.dataset.io import atomic_write_text
-from pqb.harness.evaluation.data import load_config
+from pqb.harness.evaluation.dataset_checks import load_checked_views
 
 SPLIT = "test"
 
@@ -29,9 +31,7 @@ def _jsonl(rows: list[dict[str, str]]) -> str:
 
 def export_beir(dataset_path: str, domain: str, out: Path, *, revision: str | None = None) -> dict[str, int]:
     """Write ``out/corpus.jsonl``, ``out/queries.jsonl`` and ``out/qrels/test.tsv``; returns counts."""
-    corpus = load_config(dataset_path, f"{domain}-corpus", split=None, revision=revision)
-    queries = load_config(dataset_path, f"{domain}-queries", split=None, revision=revision)
-    qrels = load_config(dataset_path, f"{domain}-qrels", split=None, revision=revision)
+    corpus, queries, qrels = load_checked_views(dataset_path, domain, revision)
     docs = sorted(({"_id": r["id"], "title": r["title"] or "", "text": r["text"] or ""} for r in corpus),
                   key=lambda r: r["_id"])  # fmt: skip
     qs = sorted(({"_id": r["id"], "text": r["text"]} for r in queries), key=lambda r: r["_id"])

@@ -10,7 +10,9 @@ checks with MiniLM (equal nDCG@10, identical target ranks).
 
 The queries are every clean query (``<row id>``) and every error query (``<row id>_error``) with
 their one relevant product: MTEB scores effectiveness; PQB's robustness metrics (Flip@K, Deg@K) come
-from ``pqb-harness run`` (or the ``evaluate`` module) on the pairs.
+from ``pqb-harness run`` (or the ``evaluate`` module) on the pairs. :func:`pqb_tasks` checks each
+domain's views first (:func:`~pqb.harness.evaluation.dataset_checks.check_retrieval_views`), as
+``export-beir`` does, since MTEB would read duplicate ids or qrels to absent documents without a word.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from pqb.dataset import settings
 from pqb.harness.errors import DatasetUnavailableError, MissingDependencyError
+from pqb.harness.evaluation.dataset_checks import load_checked_views
 
 LOCAL_REVISION = "local"
 """The revision recorded for a local folder (``datasets`` ignores revisions of local paths)."""
@@ -73,6 +76,10 @@ def pqb_tasks(
             f"{path!r} has no MTEB views (<domain>-corpus/-queries/-qrels) for {missing or 'any domain'}; "
             f"it has {found or 'none'}: build them (pqb-build) or pass domains=[...] from that list"
         )
+    for (
+        domain
+    ) in wanted:  # MTEB reads the views as they are: a duplicate id or a stray qrel would score silently
+        load_checked_views(str(path), domain, None if local else revision)
     metadata = metadata_cls(
         name="PQBRetrieval",
         description=(

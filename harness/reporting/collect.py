@@ -9,8 +9,12 @@ been run several times. For every (model, task) pair the task's block is taken f
 run that contains the task. "Newest" means the run's ``date`` (a Unix timestamp or ISO string),
 then the ``results_<timestamp>`` in the file name, then the path, so ties resolve the same way on
 every machine. A model is identified by its name (``config.model_info.name``, else
-``config.model``) plus the weights it loaded; two runs of one name with different weights are two
-rows.
+``config.model``) plus the weights it loaded plus its settings (``config.model_kwargs``, the parsed
+``--model_args``); two runs of one name with different weights or settings are two rows (the settings
+appended to the name: ``bm25 [b=0.1,k1=0.3]``), never one row whose tasks silently come from both.
+Runs made with ``--limit`` (a smoke test on a subset of rows) are left out, with a note, unless
+``include_limited``; and a model row whose tasks were evaluated on different dataset builds (corpus or
+rows fingerprints that differ for one config) is refused with a :class:`DataError` naming the files.
 
 Domain averages (the paper's headline rows) are equal-weight means over the domains a model ran.
 When every selected task of a pair type comes from one run whose ``groups`` entry averaged exactly
@@ -39,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from pqb.harness.errors import NoResultsError, ResultsSchemaError
+from pqb.harness.errors import DataError, NoResultsError, ResultsSchemaError
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.evaluation.results import INFO_KEYS, load_results
 from pqb.harness.reporting.tables import (
@@ -156,6 +160,13 @@ class Run:
     weights: str | None
     stand_in_for: str | None
     timestamp: float
+    settings: str = ""
+    """The run's model settings (:func:`model_settings`): part of the model's identity."""
+
+    @property
+    def limit(self) -> Any:
+        """``config.limit``: ``None`` for a run over every row; a run with a limit saw a subset."""
+        return self.config.get("limit")
 
     @property
     def model_info(self) -> dict[str, Any]:
@@ -220,17 +231,35 @@ def model_identity(config: Mapping[str, Any], fallback: str) -> tuple[str, str |
     return name, weights_str, stand_in
 
 
-def load_runs(paths: Iterable[Path]) -> list[Run]:
+def model_settings(config: Mapping[str, Any]) -> str:
+    """The model settings a run was made with, as a canonical ``k=v,...`` string (keys sorted; ``""``
+    for the defaults): ``config.model_kwargs`` (schema <= 1.1: the ``model_args`` dict). A ``--model_args
+    k1=0.3,b=0.1`` run measures another system than the default one, so it is part of the identity."""
+    kwargs = config.get("model_kwargs", config.get("model_args"))
+    if not isinstance(kwargs, Mapping):
+        return ""
+    return ",".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, Mapping | list) else v}"
+                    for k, v in sorted(kwargs.items()))  # fmt: skip
+
+
+def load_runs(paths: Iterable[Path], *, include_limited: bool = False) -> list[Run]:
     """Find and read every results file under ``paths``; label models uniquely.
 
     A model's label is its name; if one name appears with different weights, the weights are
-    appended so the rows stay distinct rather than silently merged.
+    appended, and if it appears with different settings, the settings are appended to every run whose
+    settings are not the defaults, so the rows stay distinct rather than silently merged. Runs made
+    with ``--limit`` are left out (one ``note:`` names them) unless ``include_limited``: a smoke test on
+    20 rows must not replace a full run's numbers.
     """
     paths = [Path(p) for p in paths]
     roots = [p.resolve() for p in paths if p.is_dir()]
     runs: list[Run] = []
+    limited: list[str] = []
     for path in find_results_files(paths):
         data = read_results_file(path)
+        if (data.get("config") or {}).get("limit") is not None and not include_limited:
+            limited.append(f"{_source_name(path, roots)} (--limit {data['config']['limit']})")
+            continue
         name, weights, stand_in = model_identity(data.get("config") or {}, path.parent.name)
         runs.append(
             Run(
@@ -242,8 +271,17 @@ def load_runs(paths: Iterable[Path]) -> list[Run]:
                 weights=weights,
                 stand_in_for=stand_in,
                 timestamp=_timestamp(data, path),
+                settings=model_settings(data.get("config") or {}),
             )
         )
+    if limited:
+        logger.warning(
+            "note: %d results file(s) made with --limit (a subset of rows) are left out: %s; pass "
+            "--include-limited to show them (their rows are marked with the limit)", len(limited), ", ".join(limited)
+        )  # fmt: skip
+    if not runs:
+        raise NoResultsError(f"every results file under {', '.join(repr(str(p)) for p in paths)} was made with "
+                             "--limit; pass --include-limited to show them")  # fmt: skip
     weights_by_name: dict[str, set[str | None]] = {}
     for run in runs:
         weights_by_name.setdefault(run.model, set()).add(run.weights)
@@ -253,7 +291,18 @@ def load_runs(paths: Iterable[Path]) -> list[Run]:
             tag = Path(run.weights).name if run.weights else "no weights"
             run = Run(**{**run.__dict__, "model": f"{run.model} [{tag}]"})
         relabelled.append(run)
-    return relabelled
+    settings_by_name: dict[str, set[str]] = {}
+    for run in relabelled:
+        settings_by_name.setdefault(run.model, set()).add(run.settings)
+    relabelled = [
+        Run(**{**run.__dict__, "model": f"{run.model} [{run.settings}]"})
+        if len(settings_by_name[run.model]) > 1 and run.settings else run
+        for run in relabelled
+    ]  # fmt: skip
+    return [  # included on request: a subset's numbers are a row of their own, never a full run's
+        Run(**{**run.__dict__, "model": f"{run.model} [limit={run.limit}]"}) if run.limit is not None else run
+        for run in relabelled
+    ]
 
 
 def _source_name(path: Path, roots: Sequence[Path]) -> str:
@@ -297,12 +346,54 @@ def _run_order(run: Run) -> tuple[float, str, str, str]:
 
 
 def select_newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
-    """``{(model, task): run}``: for each model and task, the newest run holding that task."""
+    """``{(model, task): run}``: for each model and task, the newest run holding that task.
+
+    Raises :class:`DataError` when one model's selected tasks were evaluated on different dataset
+    builds (:func:`check_one_build`): its domain averages would mix them."""
     chosen: dict[tuple[str, str], Run] = {}
     for run in sorted(runs, key=_run_order):
         for task in run.data.get("results") or {}:
             chosen[(run.model, task)] = run  # later (newer) runs overwrite
+    check_one_build(chosen)
     return chosen
+
+
+def _data_keys(run: Run, task: str) -> list[tuple[str, str, str]]:
+    """``(kind, config, fingerprint)`` of the data a task was evaluated on: its corpus, and its rows unless
+    the task re-doses them (``error_dose``: those rows hash differently by design). Older files without
+    fingerprints give none."""
+    dataset = (run.data.get("dataset") or {}).get(task) or {}
+    cfg = (run.data.get("configs") or {}).get(task) or {}
+    keys = []
+    if dataset.get("corpus_fingerprint") and dataset.get("corpus"):
+        keys.append(("corpus", str(dataset["corpus"]), str(dataset["corpus_fingerprint"])))
+    if dataset.get("fingerprint") and dataset.get("name") and cfg.get("error_dose") is None:
+        keys.append(("rows", str(dataset["name"]), str(dataset["fingerprint"])))
+    return keys
+
+
+def check_one_build(chosen: Mapping[tuple[str, str], Run]) -> None:
+    """Refuse a model row whose tasks come from different dataset builds: two tasks that read the same
+    corpus config (or the same rows config, undosed) with different fingerprints. The newest run per
+    task can be of an older build when the newest run did not hold every task; its numbers would be
+    averaged with the others' without a mark."""
+    seen: dict[tuple[str, str, str], dict[str, list[str]]] = {}
+    for (model, task), run in sorted(chosen.items()):
+        for kind, config, fingerprint in _data_keys(run, task):
+            seen.setdefault((model, kind, config), {}).setdefault(fingerprint, []).append(
+                f"{task} ({run.source})"
+            )
+    problems = [
+        f"{model}: {kind} config {config!r} has fingerprint "
+        + " vs ".join(f"{fp} in {', '.join(where)}" for fp, where in sorted(by_fp.items()))
+        for (model, kind, config), by_fp in sorted(seen.items()) if len(by_fp) > 1
+    ]  # fmt: skip
+    if problems:
+        raise DataError(
+            f"{len(problems)} model row(s) would mix tasks evaluated on different dataset builds (listed above); "
+            "rerun those tasks on one build, or pass only the results files of one build",
+            details=problems,
+        )
 
 
 # -- tidy table -------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ def write_leaderboard(
     paper_tables: Path | None = None,
     compare: bool = False,
     compare_iters: int = 1000,
+    include_limited: bool = False,
 ) -> LeaderboardOutputs:
     """Read results under ``inputs`` and write every leaderboard artifact to ``out_dir``.
 
@@ -69,10 +70,11 @@ def write_leaderboard(
     ``paper_comparison.md`` and ``manifest.json`` (which run files were read, with hashes). With
     ``compare``, ``significance.{md,csv}`` too, and ``†`` marks in the robustness tables
     (:mod:`pqb.harness.reporting.significance`). Every file is written atomically and
-    deterministically: the same inputs give the same bytes.
+    deterministically: the same inputs give the same bytes. Runs made with ``--limit`` are left out
+    unless ``include_limited`` (:func:`~pqb.harness.reporting.collect.load_runs`).
     """
     out_dir = Path(out_dir)
-    runs = load_runs(inputs)
+    runs = load_runs(inputs, include_limited=include_limited)
     tidy = tidy_frame(runs, all_runs=all_runs)
     selected = tidy[tidy["selected"]]
     outputs = LeaderboardOutputs(

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from pqb.harness.evaluation.pairtypes import ERROR, PAIR_TYPES, SYNTACTIC
+from pqb.harness.evaluation.results import SATURATION_REASON
 
 KS: tuple[int, ...] = (1, 5, 10, 20)
 AVERAGE = "average"
@@ -359,8 +360,8 @@ _LEGEND = (
     "Values in %, 95% clustered-bootstrap CI in brackets where the run reported one (unit in the results file). "
     "† = differs significantly from the column's best (p < 0.05, `leaderboard --compare`). "
     "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper. "
-    "ˢ = saturated: both sides' Hit@K > 95% (or the ceiling 2p(1−p) below the CI width), so the value "
-    "cannot show robustness at that K (a small corpus; the paper's whole-domain corpora are not)."
+    f"ˢ = saturated: {SATURATION_REASON}, so the value cannot show robustness at that K (at the ceiling: a "
+    "small corpus, which the paper's whole-domain corpora are not; at the floor: a run that retrieves nothing)."
 )
 
 

@@ -9,8 +9,8 @@ each of them is easy to get subtly wrong in one copy out of six:
 * **batch size** — ``batch_size="auto"`` is a documented heuristic (:func:`auto_batch_size`), not a
   probe: on CUDA it scales with free memory and sequence length, on CPU/MPS it is a fixed 32.
 * **weights identity** — :func:`describe_weights` records exactly what was loaded: a Hub id with the
-  requested revision and the resolved commit sha, or a local path with a sha256 of its weight files
-  (hashes of large files are memoised by (path, size, mtime)). A stand-in names itself here.
+  requested revision and the resolved commit sha, or a local path with a sha256 of its weight, config
+  and tokenizer files (hashes are memoised by (path, size, mtime)). A stand-in names itself here.
 * **embedding / index cache** — :class:`ArrayCache` stores encoded corpora as ``.npy`` files under a
   key = hash(retriever name, weights identity, corpus fingerprint, settings); writes are atomic, so a
   killed run never leaves a file a later run would trust. A second run encodes no document.
@@ -45,7 +45,16 @@ if TYPE_CHECKING:
     from pqb.harness.retrievers.base import Corpus
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".onnx", ".model")
-"""Files whose bytes define a checkpoint's behaviour (weights and tokenizer models), hashed for local paths."""
+"""Weight and tokenizer-model files of a checkpoint: always hashed, whatever their size."""
+
+SMALL_FILE_BYTES = 64 * 2**20
+"""Every other file of a local checkpoint folder up to this size is hashed too: configs
+(``config.json``, ``sentence_bert_config.json`` with its ``max_seq_length``, ``modules.json``, pooling),
+tokenizer files and vocabularies change the embeddings as surely as the weights do. A larger one
+(not a known weight file) enters the identity by name and size only."""
+
+DOC_SUFFIXES = (".md", ".rst")
+"""Model cards and other docs: never part of the identity (editing a README re-encodes nothing)."""
 
 MIN_CORPUS_FOR_MULTI_GPU = 10_000
 """Below this many documents a second GPU costs more in start-up than it saves."""
@@ -162,15 +171,28 @@ def _hash_memo_path() -> Path:
     return Path(settings.PQB_CACHE_DIR) / "weights_sha256.json"
 
 
-def weights_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 over the weight/tokenizer-model files of a local checkpoint (a folder or one file).
+def checkpoint_files(root: Path) -> list[Path]:
+    """The files of a local checkpoint folder that define its behaviour: every file except docs
+    (:data:`DOC_SUFFIXES`) and hidden paths (``.git``, huggingface_hub's ``.cache`` download metadata,
+    which changes on every download without changing the model)."""
+    return sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and p.suffix.lower() not in DOC_SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )  # fmt: skip
 
-    Large checkpoints take a while to hash, so results are memoised by (path, size, mtime) in the cache.
+
+def weights_sha256(path: str | os.PathLike[str]) -> str:
+    """sha256 identity of a local checkpoint (a folder or one file): the weight files and every config,
+    tokenizer and vocabulary file (:func:`checkpoint_files`), so a changed ``max_seq_length`` in
+    ``sentence_bert_config.json`` or an edited tokenizer is another checkpoint to every cache key.
+
+    Weight files (:data:`WEIGHT_SUFFIXES`) and other files up to :data:`SMALL_FILE_BYTES` are hashed by
+    content; a larger other file by name and size. Large checkpoints take a while to hash, so digests are
+    memoised by (path, size, mtime) in the cache: a second call re-reads nothing.
     """
     root = Path(path).expanduser().resolve()
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.suffix in WEIGHT_SUFFIXES)
-    if not files:  # e.g. a tiny test checkpoint saved in an unusual layout: hash every file
-        files = sorted(p for p in root.rglob("*") if p.is_file())
+    files = [root] if root.is_file() else checkpoint_files(root)
     memo_path = _hash_memo_path()
     try:
         memo = json.loads(memo_path.read_text())
@@ -179,11 +201,15 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
     digests, changed = [], False
     for f in files:
         st = f.stat()
+        name = str(f.relative_to(root)) if f != root else f.name
+        if f.suffix not in WEIGHT_SUFFIXES and st.st_size > SMALL_FILE_BYTES:
+            digests.append((name, f"size:{st.st_size}"))
+            continue
         key = f"{f}|{st.st_size}|{st.st_mtime_ns}"
         if key not in memo:
             memo[key] = pqb_io.sha256_file(f)
             changed = True
-        digests.append((str(f.relative_to(root)) if f != root else f.name, memo[key]))
+        digests.append((name, memo[key]))
     if changed:
         pqb_io.atomic_write_json(memo_path, memo)
     return pqb_io.stable_hash(digests, length=64)
