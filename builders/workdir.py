@@ -111,6 +111,8 @@ ARTIFACT_PRODUCERS = {
     SYNTAX_DIR: "profiles", ERRORS_DIR: "errors", CANDIDATES: "generate", PAIRS: "pair",
 }  # fmt: skip
 """First path component of a work-dir artifact → the ``pqb-build`` stage that writes it."""
+BUILD_STAGES = ("ingest", "users", "profiles", "errors", "generate", "pair")
+"""The build's stages in the order they run (:data:`pqb.builders.pipeline.STAGES`)."""
 
 
 _PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_statistics": False}
@@ -211,22 +213,90 @@ def iter_rows(path: Path, columns: Sequence[str], rows: np.ndarray, chunk: int) 
         raise IndexError(f"{path}: row {int(rows[-1])} is past its {start} rows")
 
 
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """Hash of the builders' source: a code change must invalidate finished stages, not reuse them."""
+def code_roots() -> dict[str, Path]:
+    """The source folders whose code decides a stage's output, by the name that keys their files: the
+    builders, and :mod:`pqb.dataset`, which they import for ``schema``'s ``words``/``count_term``/
+    ``term_spans``/``edit_position`` and the table schemas, and for ``io``'s hashing and writing."""
+    import pqb.dataset
+
+    return {"builders": Path(__file__).parent, "dataset": Path(pqb.dataset.__file__ or "").parent}
+
+
+def source_digest(roots: Mapping[str, Path]) -> str:
+    """sha256 (16 hex digits) of every ``.py`` file under ``roots``, each keyed by ``<root name>/<path
+    inside the root>``: bare file names collide (``__init__.py``, ``cli.py``, ``stage.py``), so a file
+    moved to a namesake's place would hash the same."""
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.rglob("*.py")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
+    for name, root in sorted(roots.items()):
+        for path in sorted(Path(root).rglob("*.py")):
+            data = path.read_bytes()
+            h.update(f"{name}/{path.relative_to(root).as_posix()}\0{len(data)}\0".encode())
+            h.update(data)
     return h.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Hash of the code that decides stage outputs (:func:`code_roots`): a code change must invalidate
+    finished stages, not reuse them. Hashing ``builders/`` alone once let an edit of
+    ``pqb_dataset/schema.py``'s word regex (994 products differ) leave every stage "up to date"."""
+    return source_digest(code_roots())
+
+
+def _hidden(rel: Path) -> bool:
+    """A dot-named entry at any depth (``.git``, ``.cache/huggingface``, an atomic write's temp file):
+    never content a stage or a model reads, and often rewritten without any content change."""
+    return any(part.startswith(".") for part in rel.parts)
+
+
+_TREE_MEMO: dict[tuple[str, int, int, int, int], str] = {}
+"""sha256 of files already hashed in this process, keyed by path, size, mtime, ctime and inode."""
+
+
+def _memo_sha256(path: Path) -> str:
+    """:func:`sha256_file`, memoised on (path, size, mtime, ctime, inode): a multi-GB checkpoint is
+    read once per process, while any rewrite (which moves mtime or ctime, or the inode) is read again."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    if key not in _TREE_MEMO:
+        _TREE_MEMO[key] = sha256_file(path)
+    return _TREE_MEMO[key]
+
+
+def sha256_tree(folder: Path | str) -> str:
+    """sha256 of a folder's content: each file's path relative to ``folder`` and its sha256, in sorted
+    order, at any depth (dot-named entries left out, see :func:`_hidden`; links to files are read through).
+
+    Why: a folder input (a model checkpoint, an artifact folder) must be identified by what it holds:
+    by its path alone, a checkpoint replaced in place kept serving the old one's cached corrections.
+    """
+    root = Path(folder)
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if _hidden(rel) or not path.is_file():
+            continue
+        h.update(f"{rel.as_posix()}\0{_memo_sha256(path)}\n".encode())
+    return h.hexdigest()
+
+
+def sha256_path(path: Path | str) -> str | None:
+    """sha256 of a file, :func:`sha256_tree` of a folder, ``None`` when there is neither."""
+    p = Path(path)
+    if p.is_file():
+        return sha256_file(p)
+    if p.is_dir():
+        return "tree:" + sha256_tree(p)
+    return None
+
+
 def fingerprint_inputs(inputs: Iterable[Path | str], config: Mapping[str, Any]) -> str:
-    """Hash of input files (by content), the stage config (including the seed) and the builder code."""
+    """Hash of input files and folders (by content; a folder recursively, :func:`sha256_tree`), the
+    stage config (including the seed) and the builder code."""
     parts: list[Any] = [code_fingerprint()]
     for p in inputs:
         path = Path(p)
-        parts.append([path.name, sha256_file(path) if path.is_file() else "missing"])
+        parts.append([path.name, sha256_path(path) or "missing"])
     return stable_hash(parts, dict(config), length=32)
 
 
@@ -314,6 +384,87 @@ class WorkDir:
     def save_manifest(self) -> None:
         atomic_write_json(self.manifest_path, self._manifest)
 
+    def relative(self, path: Path | str) -> str | None:
+        """``path``'s name inside this work dir (``syntax/gaussians.parquet``), however either was
+        spelled; ``None`` for a path outside it (a raw source)."""
+        if not self.holds(path):
+            return None
+        return Path(path).resolve().relative_to(self.path.resolve()).as_posix()
+
+    def artifact_digests(self, paths: Iterable[Path | str]) -> dict[str, str]:
+        """sha256 of each of ``paths`` this work dir holds, keyed by :meth:`relative` (folders by
+        :func:`sha256_tree`); raw sources are left out (``Stage.done`` records those as ``sources``)."""
+        out: dict[str, str] = {}
+        for p in paths:
+            rel = self.relative(p)
+            if rel is not None and (digest := sha256_path(p)) is not None:
+                out[rel] = digest
+        return out
+
+    def stale_stages(self) -> list[tuple[str, str]]:
+        """``(stage, why)`` for every recorded build stage whose artifacts no longer agree, in build
+        order; empty when the work dir is consistent.
+
+        A stage is stale when one of its outputs is missing or is not the file it wrote, or when a
+        work-dir artifact it read is not the file it read (its producer ran again since, e.g.
+        ``pqb-build profiles --force`` with other settings leaves ``pairs.parquet`` selected under
+        the old Gaussians). The comparison is by content, keyed by the path inside the work dir, so
+        it does not depend on how ``--workdir`` was spelled when the stage ran. ``validate*``
+        studies are not build stages (the card leaves them out). Not compared: the builders' code
+        (publishing with a newer checkout is how a card-only change is published) and the raw
+        sources (the card cites the digests the stages recorded when they read them).
+        """
+        digests: dict[str, str | None] = {}
+
+        def now(rel: str) -> str | None:
+            if rel not in digests:
+                digests[rel] = sha256_path(self.path / rel)
+            return digests[rel]
+
+        stages = self.manifest["stages"]
+        order = {name: i for i, name in enumerate(BUILD_STAGES)}
+        out = []
+        for name in sorted(stages, key=lambda n: (order.get(n, len(order)), n)):
+            if name.startswith("validate"):
+                continue
+            rec = stages[name]
+            why = None
+            recorded_out = rec.get("output_sha256") or {}
+            for o in rec.get("outputs") or []:
+                path = self.path / o
+                if not path.exists():
+                    why = f"its output {o} is missing"
+                elif path.is_file() and now(o) != recorded_out.get(o):
+                    why = f"its output {o} changed since it ran (sha256 differs from the manifest)"
+                if why:
+                    break
+            read = rec.get("input_sha256")
+            if why is None and read is None and not _fingerprint_holds(rec):
+                why = "its record has no input hashes and its fingerprint no longer matches (its inputs or the builder code changed)"
+            for rel, digest in sorted((read or {}).items()):
+                if why is None and now(rel) != digest:
+                    state = "is missing" if now(rel) is None else "changed"
+                    why = f"its input {rel} {state} since it ran"
+                    producer = ARTIFACT_PRODUCERS.get(rel.split("/")[0])
+                    why += f" (rewritten by `{producer}`)" if producer and producer != name else ""
+            if why:
+                out.append((name, why))
+        return out
+
+    def require_consistent(self, action: str = "publishing") -> None:
+        """Raise :class:`UsageError` naming the first stale stage (:meth:`stale_stages`) and the command
+        that rebuilds it, so nothing is published from artifacts of two different builds."""
+        stale = self.stale_stages()
+        if not stale:
+            return
+        name, why = stale[0]
+        also = f" (also stale: {', '.join(n for n, _ in stale[1:])})" if len(stale) > 1 else ""
+        raise UsageError(
+            f"{self.domain}: the {name} stage in {self.path} is stale: {why}{also}; run `pqb-build {name} "
+            f"--domain {self.domain} --workdir {self.root}` and the stages after it (or `pqb-build all` "
+            f"with the settings you want) before {action}"
+        )
+
 
 def _output_changed(path: Path, recorded: str | None) -> str | None:
     """Why an output no longer is what its stage wrote (``None`` when it is): its sha256 differs
@@ -327,6 +478,15 @@ def _output_changed(path: Path, recorded: str | None) -> str | None:
     return (
         None if actual == recorded else "changed since the stage wrote it (sha256 differs from the manifest)"
     )
+
+
+def _fingerprint_holds(rec: Mapping[str, Any]) -> bool:
+    """Whether a stage record written before input hashes were recorded still has the fingerprint of
+    its inputs (as recorded, resolved from here) and config under this code."""
+    try:
+        return fingerprint_inputs(rec.get("inputs") or [], rec.get("config") or {}) == rec.get("fingerprint")
+    except OSError:
+        return False
 
 
 @dataclass
@@ -386,6 +546,9 @@ class Stage:
                 for p in self.inputs
                 if Path(p).is_file() and not self.workdir.holds(p)
             },
+            # the work-dir artifacts as this run read them, by path inside the work dir (however the
+            # work dir was spelled): publish checks them against the files it would publish beside
+            "input_sha256": self.workdir.artifact_digests(self.inputs),
             "config": self.config,
             "outputs": self.outputs,
             "output_sha256": {

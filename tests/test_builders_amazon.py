@@ -198,3 +198,45 @@ def test_wrong_typed_optional_field_reads_as_missing(tmp_path: Path) -> None:
     (rec,) = iter_reviews(_write(tmp_path / "Video_Games.jsonl", [line]), st)
     assert rec["rating"] is None and rec["timestamp"] is None and st.counts["wrong_type"] == 2
     assert st.examples["wrong_type"][0] == "Video_Games.jsonl:1: field 'rating' is str, expected int or float"
+
+
+def _meta(asin: str, title: str | None, **more: object) -> str:
+    return json.dumps({"parent_asin": asin, **({"title": title} if title is not None else {}), **more})
+
+
+def test_meta_duplicates_are_counted_with_their_line_and_a_conflict_fails_strict(tmp_path: Path) -> None:
+    """Ingest skipped a repeated ``parent_asin`` through a bare counter: no ``file:line``, ``--strict``
+    passed even when the repeat described another product, and the read summary claimed the repeat as
+    a usable record."""
+    lines = [_meta("P1", "Pad", price=9.0), _meta("P2", "Stick"), _meta("P1", "Pad", price=9.0),
+             _meta("P1", "COMPLETELY DIFFERENT PRODUCT")]  # fmt: skip
+    p = _write(tmp_path / "meta_Video_Games.jsonl", lines)
+    st = ReadStats()
+    recs = list(iter_meta(p, st))
+    assert [(r["parent_asin"], r["title"]) for r in recs] == [("P1", "Pad"), ("P2", "Stick")]  # first kept
+    assert st.counts["duplicate"] == 2 and st.lines == 4 == st.records + st.dropped and st.records == 2
+    assert st.examples["duplicate"] == [
+        f"{p.name}:3: same record as line 1 (parent_asin 'P1')",
+        f"{p.name}:4: parent_asin 'P1' again, with other content than line 1",
+    ]
+    assert amazon.read_summary(st.as_dict()) == "4 lines -> 2 records (duplicate=2)"
+    identical = _write(tmp_path / "meta_Identical.jsonl", lines[:3])
+    assert len(list(iter_meta(identical, ReadStats(), strict=True))) == 2  # an identical repeat is no error
+    with pytest.raises(MalformedLineError, match=rf"{p}:4: parent_asin 'P1' again, with other content than "
+                       r"line 1; fix the line, or rerun without --strict to skip it \(the first record"):  # fmt: skip
+        list(iter_meta(p, ReadStats(), strict=True))
+
+
+def test_meta_records_the_caller_cannot_use_are_counted_before_duplicates(tmp_path: Path) -> None:
+    lines = [_meta("P1", ""), _meta("P1", "Pad"), _meta("P2", None)]
+    p = _write(tmp_path / "meta_Video_Games.jsonl", lines)
+    st = ReadStats()
+
+    def titled(rec: dict) -> str | None:
+        return None if rec["title"] else "no title"
+
+    assert [r["title"] for r in iter_meta(p, st, usable=titled)] == ["Pad"]  # not hidden by the title-less P1
+    assert st.examples == {"missing_required": [f"{p.name}:1: no title", f"{p.name}:3: no title"]}
+    assert st.records == 1 and st.lines == st.records + st.dropped
+    with pytest.raises(MalformedLineError, match=rf"{p}:1: no title"):
+        list(iter_meta(p, ReadStats(), strict=True, usable=titled))

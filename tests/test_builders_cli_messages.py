@@ -155,3 +155,45 @@ def test_a_5mb_review_is_cut_and_the_users_stage_runs(
     assert main(["users", "--workdir", str(tmp_path / "work"), "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert "Traceback" not in err and '"sentences":' in out
+
+
+def test_meta_duplicates_and_title_less_products_are_located_and_a_conflict_fails_strict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The auditor's ``src_dup``: a repeated ``parent_asin`` with other content and a title-less record
+    passed ``--strict`` without a location, and the summary said 1,490 usable records for 1,488 kept."""
+    other = json.dumps({"parent_asin": "P1", "title": "COMPLETELY DIFFERENT PRODUCT"}).encode()
+    no_title = json.dumps({"parent_asin": "P2", "title": ""}).encode()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "Video_Games.jsonl").write_bytes(GOOD + b"\n")
+    meta = b"\n".join([META, other, no_title, META]) + b"\n"
+    (tmp_path / "src" / "meta_Video_Games.jsonl").write_bytes(meta)
+    assert _run(_argv(["ingest"], tmp_path)) == 0
+    out, err = capsys.readouterr()
+    assert "warning: meta_Video_Games.jsonl:2: parent_asin 'P1' again, with other content than line 1" in err
+    assert "warning: meta_Video_Games.jsonl:3: no title (a product needs one)" in err
+    assert "warning: meta_Video_Games.jsonl:4: same record as line 1 (parent_asin 'P1')" in err
+    assert "meta: 4 lines -> 1 records (missing_required=1, duplicate=2)" in err
+    stats = json.loads(out[out.index("{") :])
+    counts = ("products", "meta_records", "duplicate_meta", "products_without_title")
+    assert [stats[k] for k in counts] == [1, 1, 2, 1]
+    assert _run(_argv(["ingest", "--strict", "--force"], tmp_path)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "meta_Video_Games.jsonl:2: parent_asin 'P1' again, with other content than line 1" in err
+
+
+def test_the_stages_run_one_by_one_default_to_what_all_builds() -> None:
+    """``pqb-build users`` defaulted to ``--link reviewers`` and ``pqb-build profiles`` to ``--threshold
+    chi2`` while ``pqb-build all`` uses the embedded default (``any``, held-out q95): the stages run by
+    hand built another dataset than ``all`` from the same flags."""
+    from pqb.builders.cli import build_parser
+
+    parser = build_parser()
+    everything = parser.parse_args(["all"])
+    users = parser.parse_args(["users"])
+    profiles = parser.parse_args(["profiles"])
+    assert (users.link, users.link_users_per_product, users.seed) == (
+        everything.link, everything.link_users_per_product, everything.seed,
+    )  # fmt: skip
+    assert (profiles.threshold, profiles.threshold_q) == (everything.threshold_kind, everything.threshold_q)

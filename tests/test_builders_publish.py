@@ -301,3 +301,57 @@ def test_push_to_hub_uploads_card_and_parquet_only(
     monkeypatch.setattr(settings, "HF_HUB_OFFLINE", True)
     with pytest.raises(RuntimeError, match="HF_HUB_OFFLINE"):
         push_to_hub(built[1], "org/pqb")
+
+
+def test_publish_refuses_pairs_selected_under_other_gaussians(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pqb-build profiles --force`` with other settings, then ``publish``: the old rows went out with
+    the new Gaussians' statistics in the card ("1 of 52 pairs have both users passing", truly 7 of 52).
+    Publish now refuses, in one line naming the stale stage and its command, and writes nothing."""
+    from pqb.builders.cli import main
+    from pqb.builders.errors import UsageError
+
+    wd = build_workdir(tmp_path / "work")
+    gaussians = wd.path / "syntax" / "gaussians.parquet"
+    wd.stage("profiles", [], {"threshold_kind": "heldout"}, ["syntax/gaussians.parquet"]).done()
+    wd.stage("pair", [gaussians, wd.path / "candidates.parquet"], {"seed": 0}, [PAIRS]).done()
+    monkeypatch.chdir(tmp_path)  # stages recorded absolute paths; publish spells the work dir relative
+    assert main(["publish", "--workdir", "work", "--dataset", "fresh"]) == 0
+    capsys.readouterr()
+    rerun = wd.stage("profiles", [], {"threshold_kind": "chi2"}, ["syntax/gaussians.parquet"])
+    save_gaussians(gaussians, {u: _gauss(tuple(g.mu), 1.0) for u, g in GAUSSIANS.items()})
+    rerun.done()
+    assert main(["publish", "--workdir", "work", "--dataset", "stale"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: video_games: the pair stage"), err
+    assert "its input syntax/gaussians.parquet changed since it ran (rewritten by `profiles`)" in err
+    assert "run `pqb-build pair --domain video_games --workdir work`" in err
+    assert not (tmp_path / "stale").exists()
+    with pytest.raises(UsageError, match="the pair stage"):
+        publish([WorkDir(tmp_path / "work", "video_games")], tmp_path / "stale")
+    assert not (tmp_path / "stale" / "README.md").exists()
+
+
+def test_publish_after_all_writes_the_same_card(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pqb-build publish`` dropped the card's ``build`` block (seed, config, source) that ``pqb-build
+    all`` wrote: the settings are now stored in each work dir's manifest and read back, while they
+    still describe the stages."""
+    from pqb.builders.cli import main
+
+    wd = build_workdir(tmp_path / "work")
+    info = {
+        "seed": 0,
+        "config": {"link": "any", "threshold_kind": "heldout"},
+        "source": "local:amazon2023-mini",
+    }
+    publish([wd], tmp_path / "by_all", build_info=info)  # what `pqb-build all` does
+    card = (tmp_path / "by_all" / "README.md").read_text()
+    assert '"threshold_kind": "heldout"' in card
+    assert main(["publish", "--workdir", str(tmp_path / "work"), "--dataset", str(tmp_path / "again")]) == 0
+    assert (tmp_path / "again" / "README.md").read_text() == card
+    wd.stage("generate", [wd.path / "products.parquet"], {"n": 7}, ["candidates.parquet"]).done()  # reran
+    capsys.readouterr()
+    assert main(["publish", "--workdir", str(tmp_path / "work"), "--dataset", str(tmp_path / "later")]) == 0
+    assert "a stage ran again since `pqb-build all` recorded its settings" in capsys.readouterr().err
+    assert '"threshold_kind": "heldout"' not in (tmp_path / "later" / "README.md").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from pqb.builders.publish.card import _source_files
 from pqb.builders.workdir import WorkDir
@@ -50,3 +51,79 @@ def test_the_card_cites_the_raw_sources_a_stage_read_however_the_work_dir_was_sp
     raw.write_text('{"edited": "after the build"}\n')
     published = WorkDir(tmp_path / "work", "toy")  # publish's spelling
     assert _source_files(published) == [("Video_Games.jsonl", read_digest)]
+
+
+def test_a_stage_whose_input_was_rewritten_is_stale_however_the_work_dir_is_spelled(
+    tmp_path, monkeypatch
+) -> None:
+    """``pqb-build profiles --force`` with other settings once left ``pairs.parquet`` selected under the
+    old Gaussians, and ``publish`` wrote those rows beside the new Gaussians' statistics. Each stage now
+    records the work-dir artifacts it read by content and path inside the work dir, so the check holds
+    whether ``--workdir`` was relative, absolute, or the recorded spelling no longer resolves."""
+    import pytest
+
+    from pqb.builders.errors import UsageError
+
+    monkeypatch.chdir(tmp_path)
+    relative = WorkDir("work", "toy")  # the stage commands' spelling
+    _run_stage(relative, "users", {"link": "any"})
+    pair = relative.stage("pair", [relative.path / "users.txt"], {"seed": 0}, ["pair.txt"])
+    relative.file("pair.txt").write_text("pairs")
+    pair.done()
+    published = WorkDir(tmp_path / "work", "toy")  # publish's spelling
+    assert published.stale_stages() == []
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the recorded relative paths resolve to nothing here
+    assert published.stale_stages() == []
+    published.require_consistent()
+    users = published.stage("users", [], {"link": "reviewers"}, ["users.txt"])  # rerun, other settings
+    published.file("users.txt").write_text("other users")
+    users.done({"rows": 2})
+    assert [name for name, _ in published.stale_stages()] == ["pair"]
+    with pytest.raises(UsageError, match=r"the pair stage .*: its input users\.txt changed since it ran; "
+                       r"run `pqb-build pair --domain toy --workdir .*work`"):  # fmt: skip
+        published.require_consistent()
+    published.file("users.txt").write_text("edited by hand")  # now users itself is stale, and named first
+    assert [name for name, _ in published.stale_stages()] == ["users", "pair"]
+
+
+def test_a_folder_input_is_fingerprinted_by_its_content(tmp_path) -> None:
+    """A folder input (a model checkpoint) was hashed as "missing": replacing its files changed nothing."""
+    from pqb.builders.workdir import fingerprint_inputs
+
+    folder = tmp_path / "checkpoint"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "sub" / "weights.bin").write_bytes(b"\x00" * 8)
+    before = fingerprint_inputs([folder], {})
+    assert fingerprint_inputs([tmp_path / "absent"], {}) != before
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "download.metadata").write_text("etag, timestamp")  # not content: ignored
+    assert fingerprint_inputs([folder], {}) == before
+    (folder / "sub" / "weights.bin").write_bytes(b"\x01" * 8)
+    assert fingerprint_inputs([folder], {}) != before
+
+
+def test_the_code_fingerprint_covers_the_dataset_package_by_relative_path(tmp_path) -> None:
+    """An edit of ``pqb_dataset/schema.py`` (whose ``words`` decide core terms) left every stage "up to
+    date"; and files are keyed by their path inside the package, not their bare name."""
+    import shutil
+
+    import pqb.dataset
+    from pqb.builders import workdir
+
+    roots = workdir.code_roots()
+    assert roots["dataset"] == Path(pqb.dataset.__file__).parent
+    copies = {name: tmp_path / name for name in roots}
+    for name, root in roots.items():
+        shutil.copytree(root, copies[name], ignore=shutil.ignore_patterns("__pycache__", "data"))
+    base = workdir.source_digest(copies)
+    schema = copies["dataset"] / "schema.py"
+    schema.write_text(schema.read_text() + "\n# the word regex changed\n")
+    assert workdir.source_digest(copies) != base
+    schema.write_text(schema.read_text().removesuffix("\n# the word regex changed\n"))
+    assert workdir.source_digest(copies) == base
+    # same file name and bytes, same place in the sorted walk, another folder: keyed by name it collided
+    (copies["builders"] / "cli" / "a").mkdir()
+    (copies["builders"] / "cli" / "all.py").rename(copies["builders"] / "cli" / "a" / "all.py")
+    assert workdir.source_digest(copies) != base

@@ -42,11 +42,17 @@ def add_strict_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_link_argument(parser: argparse.ArgumentParser) -> None:
+    """``--link``, defaulting to what ``pqb-build all`` uses, so the stages run one by one build what
+    ``all`` builds (they once defaulted to ``reviewers``, which on the embedded slice links almost no
+    user: its reviewers almost never review products with full metadata)."""
+    from pqb.builders.config import EMBEDDED_DEFAULT as D
+
     parser.add_argument(
         "--link",
         choices=("reviewers", "any"),
-        default="reviewers",
-        help="product-user links (default reviewers)",
+        default=D.link,
+        help=f"product-user links (default {D.link}, as `pqb-build all`: a seeded subset of qualified users "
+        "per target; reviewers: the users who reviewed it)",
     )
 
 

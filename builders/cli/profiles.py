@@ -23,16 +23,20 @@ EPILOG = """examples:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pqb.builders.config import EMBEDDED_DEFAULT as D
+
     add_stage_arguments(parser)
     add_executor_arguments(parser)
     parser.add_argument(
-        "--threshold", choices=("chi2", "heldout"), default="chi2", help="acceptance threshold kind"
-    )
+        "--threshold", choices=("chi2", "heldout"), default=D.threshold_kind,
+        help=f"acceptance threshold kind (default {D.threshold_kind}, as `pqb-build all`: the quantile of "
+        "the user's own held-out D²; chi2 is the paper's χ²₁₆ bound)",
+    )  # fmt: skip
     parser.add_argument(
         "--threshold-q",
         type=open_unit_interval,
-        default=0.95,
-        help="quantile of the threshold (default 0.95)",
+        default=D.threshold_q,
+        help=f"quantile of the threshold (default {D.threshold_q}, as `pqb-build all`)",
     )
     parser.add_argument(
         "--epochs", type=positive_int, default=30, help="encoder training epochs (default 30)"

@@ -30,7 +30,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pqb.builders.errors import HubPushError, MissingInputError, SchemaViolationError
+from pqb.builders.errors import HubPushError, MissingInputError, SchemaViolationError, UsageError
 from pqb.builders.publish.layout import (
     DATA_DIR,
     SHARD_GLOB,
@@ -203,7 +203,17 @@ def domain_tables(workdir: WorkDir) -> dict[str, pa.Table]:
 
 
 def publish_domain(workdir: WorkDir, dataset_dir: Path | None = None) -> dict[str, int]:
-    """Write the five configs of ``workdir.domain``; returns rows per config."""
+    """Write the five configs of ``workdir.domain``; returns rows per config.
+
+    Refuses (:meth:`WorkDir.require_consistent`) when a recorded stage is stale: the rows would
+    otherwise be published beside the statistics of another build's Gaussians or profiles.
+    """
+    workdir.require_consistent()
+    return _write_domain(workdir, dataset_dir)
+
+
+def _write_domain(workdir: WorkDir, dataset_dir: Path | None) -> dict[str, int]:
+    """:func:`publish_domain` for a work dir already checked."""
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     out = {}
     for kind, table in domain_tables(workdir).items():
@@ -219,15 +229,87 @@ def publish(
     *,
     build_info: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
-    """Publish every domain of ``workdirs`` and rewrite the dataset card over all configs present."""
+    """Publish every domain of ``workdirs`` and rewrite the dataset card over all configs present.
+
+    Every work dir is checked (:meth:`WorkDir.require_consistent`) before anything is written, so a
+    stale stage in one domain leaves the dataset folder as it was. ``build_info`` (seed, config,
+    source: what ``pqb-build all`` passes) is stored in each work dir's manifest
+    (:func:`record_build_info`); without it, the stored one is used (:func:`recorded_build_info`), so
+    ``pqb-build publish`` after ``pqb-build all`` writes the same card.
+    """
     from pqb.builders.publish.card import write_card
 
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
+    for wd in workdirs:
+        wd.require_consistent()
+    if build_info is not None:
+        record_build_info(workdirs, build_info)
+    else:
+        build_info = recorded_build_info(workdirs)
     counts: dict[str, int] = {}
     for wd in workdirs:
-        counts.update(publish_domain(wd, dataset_dir))
+        counts.update(_write_domain(wd, dataset_dir))
     write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
     return counts
+
+
+BUILD_KEY = "build"
+"""Manifest key of the build settings ``pqb-build all`` ran with (:func:`record_build_info`)."""
+
+
+def _build_stages(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """Fingerprint of each recorded build stage (``validate*`` studies left out, as in the card)."""
+    return {
+        name: str(rec.get("fingerprint"))
+        for name, rec in sorted(manifest.get("stages", {}).items())
+        if not name.startswith("validate")
+    }
+
+
+def record_build_info(workdirs: Sequence[WorkDir], build_info: Mapping[str, Any]) -> None:
+    """Store ``build_info`` in each work dir's manifest with the fingerprints of the stages it describes.
+
+    Why: the card's ``build`` block (seed, config, source) is known only to ``pqb-build all``; a later
+    ``pqb-build publish`` of the same work dirs dropped it, so publishing again changed the card.
+    """
+    for wd in workdirs:
+        manifest = wd.manifest  # re-read: keeps the stages' records
+        manifest[BUILD_KEY] = {"info": dict(build_info), "stages": _build_stages(manifest)}
+        wd.save_manifest()
+
+
+def recorded_build_info(workdirs: Sequence[WorkDir]) -> dict[str, Any] | None:
+    """The build settings :func:`record_build_info` stored, when they still describe every work dir.
+
+    ``None`` (no ``build`` block in the card, as before ``pqb-build all`` stored one) when a work dir
+    has none, or when a stage ran again since (its fingerprint moved: ``pqb-build profiles --force``
+    with other settings no longer matches the stored config; a note on stderr says so). Work dirs
+    whose stored settings differ cannot share the card's one ``build`` block: :class:`UsageError`.
+    """
+    import sys
+
+    found: dict[str, Any] = {}
+    for wd in workdirs:
+        manifest = wd.manifest
+        stored = manifest.get(BUILD_KEY)
+        if not stored:
+            return None
+        if stored.get("stages") != _build_stages(manifest):
+            print(
+                f"note: {wd.domain}: a stage ran again since `pqb-build all` recorded its settings; "
+                "the card leaves the build block out (each stage's own settings stay in the provenance)",
+                file=sys.stderr,
+            )
+            return None
+        found[wd.domain] = stored.get("info")
+    infos = list(found.values())
+    if any(info != infos[0] for info in infos[1:]):
+        raise UsageError(
+            f"the work dirs of {', '.join(sorted(found))} were built by `pqb-build all` with different "
+            "settings, and the card has one build block: publish them to separate datasets or rebuild "
+            "them with the same settings"
+        )
+    return dict(infos[0]) if infos else None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,12 +15,15 @@ first :data:`MAX_EXAMPLES` ``file:line`` locations of each kind are kept), so
 * a review whose (``user_id``, ``parent_asin``, ``text``) equals an earlier line's → dropped
   (``duplicate``; the first occurrence is kept). The key is exact (text before any cleaning): the same
   user may legitimately post the same words about different products, and those stay;
+* a metadata record whose ``parent_asin`` an earlier line had → dropped (``duplicate``; the first is
+  kept), and under ``strict`` an error when its kept fields differ from the first one's (a conflict
+  the file order would settle silently); ingest also drops title-less products (``missing_required``);
 * an optional field of the wrong type (e.g. ``rating: "five"``) → read as missing (``wrong_type``);
 * a review text over :data:`MAX_TEXT_CHARS` → cut at the last sentence end before the cap
   (``truncated``), so spaCy's ``max_length`` (E088) can never abort a later stage.
 
 Missing optional fields are only tallied (``missing``): the offline slice lacks most metadata. Under
-``strict=True`` every counted kind except ``duplicate`` raises :class:`MalformedLineError` naming the
+``strict=True`` every counted kind except an identical ``duplicate`` raises :class:`MalformedLineError` naming the
 file and line instead. A file that cannot be read on (a ``.gz`` cut short, not gzip at all) raises
 :class:`CorruptFileError` naming the file and the line reached, whatever ``strict`` says.
 
@@ -37,7 +40,7 @@ import os
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -93,6 +96,7 @@ _LENIENT_ACTION = {
     "malformed": "skip it",
     "invalid_utf8": "skip it",
     "missing_required": "skip it",
+    "duplicate": "skip it (the first record is kept)",
     "wrong_type": "read the field as missing",
     "truncated": f"cut the text to {MAX_TEXT_CHARS} characters",
 }
@@ -321,9 +325,44 @@ def iter_reviews(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool
         yield rec
 
 
-def iter_meta(path: str | os.PathLike[str], stats: ReadStats, *, strict: bool = False) -> Iterator[dict]:
-    """Product metadata with the fields of :data:`META_FIELDS`; records without ``parent_asin`` are counted."""
-    for _, rec in _records(path, stats, META_FIELDS, REQUIRED_META_FIELDS, strict):
+def _meta_digest(rec: Mapping[str, Any]) -> bytes:
+    return hashlib.blake2b(json.dumps(rec, sort_keys=True).encode(), digest_size=16).digest()
+
+
+def iter_meta(
+    path: str | os.PathLike[str],
+    stats: ReadStats,
+    *,
+    strict: bool = False,
+    usable: Callable[[Mapping[str, Any]], str | None] | None = None,
+) -> Iterator[dict]:
+    """Product metadata with the fields of :data:`META_FIELDS`, one record per ``parent_asin``.
+
+    Counted, each with its ``file:line``: records without ``parent_asin`` and records the caller cannot
+    use (``usable`` returns why, e.g. ingest's "no title": a product without one has no document) as
+    ``missing_required``; a later record of an earlier ``parent_asin`` as ``duplicate`` (the first is
+    kept, as for reviews). A duplicate whose kept fields differ from the first one's is a conflict the
+    build would settle silently by file order, so under ``strict`` it raises like any bad line; an
+    identical one is only counted. ``usable`` runs before the duplicate check, so an unusable first
+    record does not hide a usable later one.
+
+    Memory grows with the number of products by their id and a 16-byte digest each.
+    """
+    first: dict[str, tuple[int, bytes]] = {}
+    for lineno, rec in _records(path, stats, META_FIELDS, REQUIRED_META_FIELDS, strict):
+        if usable is not None and (why := usable(rec)) is not None:
+            stats.flag("missing_required", lineno, why, strict=strict)
+            continue
+        asin, digest = rec["parent_asin"], _meta_digest(rec)
+        if asin in first:
+            line, kept = first[asin]
+            if digest == kept:
+                stats.flag("duplicate", lineno, f"same record as line {line} (parent_asin {asin!r})")
+            else:
+                stats.flag("duplicate", lineno, f"parent_asin {asin!r} again, with other content than "
+                           f"line {line}", strict=strict)  # fmt: skip
+            continue
+        first[asin] = (lineno, digest)
         stats.records += 1
         yield rec
 

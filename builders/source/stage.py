@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +21,7 @@ from pqb.builders.errors import EmptyInputError
 from pqb.builders.nlp import installed_spacy_model_id
 from pqb.builders.parses import ParseCache
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
-from pqb.builders.source.products import product_row
+from pqb.builders.source.products import clean_text, product_row
 from pqb.builders.source.users import count_splits, link_rows, sentence_rows, users_from_counts
 from pqb.builders.workdir import (
     CORPUS,
@@ -70,19 +71,20 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
     t0 = time.perf_counter()
     mstats, rstats = ReadStats(), ReadStats()
     products: dict[str, dict[str, Any]] = {}
-    dup = no_title = 0
-    for meta in iter_meta(meta_path, mstats, strict=cfg.strict):
-        if not isinstance(meta.get("title"), str) or not meta["title"].strip():
-            no_title += 1
-            continue
-        if meta["parent_asin"] in products:
-            dup += 1
-            continue
-        row = product_row(meta)
-        if row["title"]:
-            products[meta["parent_asin"]] = row
-        else:
-            no_title += 1
+    no_title = 0
+
+    def titled(meta: Mapping[str, Any]) -> str | None:
+        """Why a record gives no product (no title, or one that cleaning empties), else ``None``: the
+        corpus has a document per titled product, so the reader counts the others with their line."""
+        nonlocal no_title
+        if clean_text(meta.get("title")):
+            return None
+        no_title += 1
+        raw = meta.get("title")
+        return "no title (a product needs one)" if not raw else f"title {raw[:60]!r} is empty after cleaning"
+
+    for meta in iter_meta(meta_path, mstats, strict=cfg.strict, usable=titled):
+        products[meta["parent_asin"]] = product_row(meta)
     prows = [products[a] for a in sorted(products)]
     targets = {p["parent_asin"] for p in prows if p["is_target"]}
     per_user: Counter[str] = Counter()
@@ -112,7 +114,7 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         "meta_records": mstats.records,
         "products": len(prows),
         "products_without_title": no_title,
-        "duplicate_meta": dup,
+        "duplicate_meta": mstats.counts["duplicate"],
         "targets": len(targets),
         "reviews_with_meta": with_meta,
         "reviews_of_targets": of_targets,

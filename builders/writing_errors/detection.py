@@ -838,13 +838,66 @@ class QuireCorrector:
 # ------------------------------------------------------------------------------------------------
 
 
+def _offline() -> bool:
+    return bool(settings.HF_HUB_OFFLINE) or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
+
+
+def _cached_revision(repo_id: str) -> str | None:
+    """The commit of ``repo_id`` the local Hugging Face cache resolves (its ``config.json`` lies under
+    ``snapshots/<commit>/``), or ``None`` when the cache does not hold it."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except (ImportError, ValueError, OSError):  # not installed, or not a valid repo id
+        return None
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
+def checkpoint_identity(model: str, revision: str | None = None) -> str:
+    """What names a checkpoint's weights, for corrector ids (the correction-cache key and part of the
+    errors stage's fingerprint): ``sha256=<16 hex>`` over a local folder's files
+    (:func:`pqb.builders.workdir.sha256_tree`, memoised by size and mtime) or of a local file;
+    ``rev=<commit>`` for a Hub id (``revision``, the commit it was loaded at, else the one the local
+    Hub cache resolves); ``rev=unresolved`` when neither is known.
+
+    Why: by its path alone, a checkpoint replaced at the same path kept serving the old one's cached
+    corrections, even with ``--force``.
+    """
+    from pqb.builders.workdir import sha256_tree
+
+    local = Path(model).expanduser()
+    if local.is_dir():
+        return "sha256=" + sha256_tree(local)[:16]
+    if local.is_file():
+        from pqb.dataset.io import sha256_file
+
+        return "sha256=" + sha256_file(local)[:16]
+    return f"rev={revision or _cached_revision(model) or 'unresolved'}"
+
+
+def corrector_id_prefix(name: str) -> str | None:
+    """The start every id of corrector ``name`` (``--backend``) has with the checkpoint as it is now,
+    computed without loading a model; ``None`` when that cannot be known here (a Hub id while online,
+    whose newest revision only a download would tell, or one the local cache does not hold).
+
+    ``symspell:``/``quire:`` ids carry their configuration hash after the prefix; ``gector:<model>@<identity>:``
+    and ``seq2seq:<model>@<identity>:`` carry the checkpoint's :func:`checkpoint_identity`."""
+    base, _, model = name.partition(":")
+    if base not in ("gector", "seq2seq"):
+        return f"{name}:"
+    if not Path(model).expanduser().exists() and (not _offline() or _cached_revision(model) is None):
+        return None
+    return f"{base}:{model}@{checkpoint_identity(model)}:"
+
+
 def _load_checkpoint(
     model: str, tokenizer_cls: Any, model_cls: Any, device: str, what: str
 ) -> tuple[Any, Any]:
     """Tokenizer and model (in eval mode, on ``device``) of a Hub id or local path; a local path or an
     offline Hub never downloads, and missing weights raise one line saying what to pass."""
     local = Path(model).expanduser().exists()
-    offline = settings.HF_HUB_OFFLINE or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
+    offline = _offline()
     try:
         tokenizer = tokenizer_cls.from_pretrained(model, local_files_only=local or offline)
         net = model_cls.from_pretrained(model, local_files_only=local or offline).to(device)
@@ -855,6 +908,11 @@ def _load_checkpoint(
             f"Pass a local directory holding {what}, or use --backend symspell / quire."
         ) from exc
     return tokenizer, net.eval()
+
+
+def _loaded_identity(model: str, net: Any) -> str:
+    """:func:`checkpoint_identity` of a loaded model: for a Hub id, the commit ``transformers`` loaded."""
+    return checkpoint_identity(model, getattr(getattr(net, "config", None), "_commit_hash", None))
 
 
 class GectorCorrector:
@@ -890,7 +948,9 @@ class GectorCorrector:
         self.iterations, self.min_error_prob = iterations, min_error_prob
         self.max_length, self.batch_size, self.device = max_length, batch_size, device
         self._nlp = nlp
-        self.backend_id = f"gector:{model}:{iterations}:{min_error_prob}"
+        self.backend_id = (
+            f"gector:{model}@{_loaded_identity(model, self.model)}:{iterations}:{min_error_prob}"
+        )
 
     def _tag(self, batch: list[list[str]]) -> list[list[tuple[str, float]]]:
         import torch
@@ -996,7 +1056,8 @@ class Seq2SeqCorrector:
         self.prefix = (getattr(self.model.config, "prefix", None) or "") if prefix is None else prefix
         self.num_beams, self.max_length, self.batch_size = num_beams, max_length, batch_size
         self.device = device
-        self.backend_id = f"seq2seq:{model}:{stable_hash(self.prefix, num_beams, max_length)}"
+        decoding = stable_hash(self.prefix, num_beams, max_length)
+        self.backend_id = f"seq2seq:{model}@{_loaded_identity(model, self.model)}:{decoding}"
 
     def correct(self, sentences: list[str]) -> list[str]:
         import torch

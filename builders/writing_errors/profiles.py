@@ -631,14 +631,22 @@ def _recorded_corrector_fresh(
 
     Why: a corrector's id hashes its configuration and the domain lexicon, which is a function of the
     inputs, and building it reads every sentence (and the symspell word lists). The id depends only on
-    the input files, the builders' code and :data:`CORRECTOR_LIBRARIES`; the fingerprint covers the first
-    two, so when the libraries are the ones recorded the recorded id is the id, and a fresh stage is
-    recognised before any corrector or model is built.
+    the input files, the builders' code, :data:`CORRECTOR_LIBRARIES` and, for a model back-end, the
+    checkpoint's weights; the fingerprint covers the first two, and the checkpoint's identity is
+    computed now (:func:`~pqb.builders.writing_errors.detection.corrector_id_prefix`: a local folder's
+    content digest, a Hub id's cached revision), never taken from the record, so when the libraries are
+    the ones recorded and the identity matches, the recorded id is the id, and a fresh stage is
+    recognised before any corrector or model is built. A checkpoint replaced at the same path is not.
     """
+    from pqb.builders.writing_errors.detection import corrector_id_prefix
+
     rec = workdir.manifest["stages"].get("errors") or {}
     recorded = str((rec.get("config") or {}).get("backend", ""))
     libs, now = rec.get("libraries") or {}, library_versions(CORRECTOR_LIBRARIES)
-    if not recorded.startswith(f"{backend}:") or any(libs.get(k) != now.get(k) for k in CORRECTOR_LIBRARIES):
+    if any(libs.get(k) != now.get(k) for k in CORRECTOR_LIBRARIES):
+        return None
+    prefix = corrector_id_prefix(backend)
+    if prefix is None or not recorded.startswith(prefix):
         return None
     return workdir.stage("errors", inputs, config(recorded), [EDITS, PROFILES]).cached(False)
 
