@@ -11,12 +11,4 @@ pqb.builders.parses, pqb.builders.linalg, pqb.builders.seeds, pqb.builders.workd
 Composition (``pipeline``, ``cli``) may import every wing.
 """
 
-import os as _os
-
 __version__ = "0.1.0"
-
-# MKL (inside torch) picks its code path by CPU unless told otherwise, and the encoder's weights would
-# then depend on the machine: one path on every x86-64 CPU, set before MKL's first call (it reads this
-# once). A user's own setting is kept; the encoder refuses to train under any other (see
-# pqb.builders.syntax.encoder.require_reproducible_mkl).
-_os.environ.setdefault("MKL_CBWR", "COMPATIBLE")

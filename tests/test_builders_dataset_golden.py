@@ -15,31 +15,31 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 254,
+    "video_games": 186,
     "video_games-corpus": 1488,
-    "video_games-queries": 508,
-    "video_games-qrels": 508,
-    "video_games-users": 77,
+    "video_games-queries": 372,
+    "video_games-qrels": 372,
+    "video_games-users": 61,
 }
 ROWS = {
     0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
-        'can anyone recommend a Classic characters GT Interactive item in the Video Game style that has a '
-        'rating of Everyone and comes with Hilarious locales?',
-        'can anyone recommend a Classic charatters GT Interactive item in the Video Game style that has a '
-        'rating of Everyone and comes with Hilarious locales?',
+        "Featuring Hilarious locales, I'm looking for something featuring Classic characters - Would it be a "
+        "Video Game? Ideally it is rated Everyone and is made by GT Interactive.",
+        "Featuring Hilarious locales, I'm looking for something featuring Classic characters - Would it be a "
+        "Video Game? Ideally it is rated Everyoone and is made by GT Interactive.",
         ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
-    101: ('video_games:B07NWGSZSJ:u_f0cf3b78a3125a20',
-          'I want a Polybutylene Terephthalate item colored Grey and with USB that runs on Gaming Console - '
-          'Is it by DURGOD?',
-          'I want a Polybutylene Terepphthalate item colored Grey and with USB that runs on Gaming Console - '
-          'Is it by DURGOD?',
-          ['DURGOD', 'Grey', 'Polybutylene Terephthalate', 'Gaming Console', 'USB']),
-    169: ('video_games:B08T1X4R4L:u_5463efc46681c7bd',
-          'I am in the market for a Personal Computer Male-to-Male one with USB and I would like it featuring '
-          'Fast Charging. Can it come from KRX?',
-          'I am in the market for a Personal Computer Male-to-Male one with USB and I would likqe it featuring '
-          'Fast Charging. Can it come from KRX?',
-          ['KRX', 'Personal Computer', 'USB', 'Fast Charging', 'Male-to-Male']),
+    101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b',
+          "I'm in the market for a Gamepad Black kit featuring Ergonomic that is for Nintendo Switch and is "
+          "made by EXtremeRate",
+          "I'm in the market for a Gamepad Blak kit featuring Ergonomic that is for Nintendo Switch and is "
+          "made by EXtremeRate",
+          ['EXtremeRate', 'Black', 'Nintendo Switch', 'Gamepad', 'Ergonomic']),
+    169: ('video_games:B0BF99KPZG:u_f0cf3b78a3125a20',
+          "Made by ArVin, I'm looking for a Green&Blue one. Can it run on PC? Would it be the Joystick kind? "
+          "Can it support Bluetooth?",
+          "Made by ArVin, I'm looking for a Green&Blue one. Can it run on PC? Would it be the Joyestick kind? "
+          "Can it support Bluetooth?",
+          ['ArVin', 'Green&Blue', 'PC', 'Bluetooth', 'Joystick']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -59,10 +59,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('characters', 'charatters', 'core_term'), ('Classic', 'Calassic', 'core_term'), ('Game', 'Gsame', 'core_term')],
-    101: [('Terephthalate', 'Terepphthalate', 'core_term'), ('USB', 'UB', 'core_term'), ('Grey', 'Gey', 'core_term')],
-    112: [('english', 'engnglish', 'core_term'), ('trials', 'trial', 'core_term'), ('game', 'gamee', 'core_term')],
-    169: [('like', 'likqe', 'content_word'), ('market', 'maarket', 'content_word'), ('Computer', 'Compurer', 'core_term')],
+    0: [('Everyone', 'Everyoone', 'core_term'), ('Interactive', 'Ineractive', 'brand'), ('Classic', 'Clascic', 'core_term')],
+    101: [('Black', 'Blak', 'core_term'), ('Switch', 'Swith', 'core_term'), ('kit', 'ki', 'content_word')],
+    162: [('connector', 'connctor', 'core_term'), ('Need', 'eed', 'content_word'), ('Portable', 'Portatable', 'core_term')],
+    169: [('Joystick', 'Joyestick', 'core_term'), ('kind', 'kibd', 'content_word'), ('run', 'rn', 'content_word')],
 }  # fmt: skip
 
 
@@ -78,7 +78,7 @@ def test_corpus_and_users_ends() -> None:
     assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
     users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
     assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_002ca7a40466822c", 75)
-    assert users[0]["threshold"] == pytest.approx(77.080511, abs=1e-6)
+    assert users[0]["threshold"] == pytest.approx(87.001038, abs=1e-6)
 
 
 def test_pinned_corpus_document() -> None:

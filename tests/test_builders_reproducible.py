@@ -1,6 +1,6 @@
 """The profiles stage — the numerically heaviest builder step (SVD, encoder training, Gaussian fits and
 audits) — writes the same bytes under every OpenBLAS kernel this CPU can run, with 1 and 2 threads,
-and under torch's AVX2 and AVX-512 kernels.
+under torch's AVX2 and AVX-512 kernels, and under MKL's code paths.
 
 Before ``pqb.builders.linalg``, a SkylakeX kernel and a Haswell/Zen kernel (or 1 vs 2 threads) gave other
 SVD bits, other Gaussians and other pairs, so the committed dataset did not rebuild on other machines.
@@ -32,9 +32,11 @@ def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path:
     wd = WorkDir(base, "video_games")
     run_ingest(wd, BuildConfig(link="any"))
     run_users(wd, BuildConfig(link="any"))
-    # torch's vector kernels too: AVX2 beside the AVX-512 ones where the CPU has them (MKL's path is fixed)
+    # torch's vector kernels too: AVX2 beside the AVX-512 ones where the CPU has them; and MKL's code path,
+    # which no longer enters (the encoder's products are linalg.matmul's)
     runs = [(kernel, threads, {}) for kernel in runnable_kernels(("Haswell", "SkylakeX", "Zen")) for threads in (1, 2)]
     runs += [("Haswell", 1, {"ATEN_CPU_CAPABILITY": "avx2"})] if runnable_kernels(("SkylakeX",)) else []
+    runs += [("Haswell", 1, {"MKL_CBWR": "AVX2"}), ("Haswell", 1, {"MKL_CBWR": "COMPATIBLE"})]
     digests: dict[tuple[str, int, str], tuple[str, ...]] = {}
     for kernel, threads, env in runs:
         work = tmp_path / f"{kernel}-{threads}-{len(env)}"

@@ -17,17 +17,21 @@ inputs give byte-identical weights on a CPU. The SVD and projections use :mod:`p
 neither the BLAS kernel nor the thread count changes a bit (measured under OpenBLAS Haswell,
 SkylakeX, Zen, Sandybridge, Prescott and Nehalem kernels with 1 and 2 threads). torch's products go
 through MKL, which picks its code path by CPU: an AVX-512 Xeon trained other weights than the AVX2
-machine that built the committed dataset (the same SVD bits, a first loss 4e-6 apart). So the MLP runs
-in MKL's conditional numerical reproducibility mode ``COMPATIBLE`` (one code path on every x86-64 CPU;
-set by ``pqb.builders`` before MKL's first call, checked here). Under it torch's AVX2 and AVX-512
-kernels train identical weights; its non-vectorised ``default`` fallback does not.
+machine that built the committed dataset (the same SVD bits, a first loss 4e-6 apart), and MKL's
+conditional numerical reproducibility mode ``COMPATIBLE``, meant to be one path on every x86-64 CPU,
+still trained other weights on an AMD EPYC (Zen 4) than on that Xeon (first losses equal to 6 decimals,
+last losses 0.1587 and 0.1727, 127 syntactic pairs instead of 118). So the MLP's products do not go
+through MKL at all: :class:`ExactLinear` computes them with :func:`pqb.builders.linalg.matmul`, whose
+bits no BLAS library, kernel, vendor or thread count changes, and no MKL call is left in training or
+encoding (``MKL_VERBOSE=1`` prints none). What remains is torch's elementwise operations and reductions,
+whose AVX2 and AVX-512 kernels give identical weights (tested); its non-vectorised ``default`` fallback
+does not.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,40 +49,10 @@ from pqb.builders.workdir import SYNTAX_DIR
 from pqb.dataset.io import atomic_path, atomic_write_json
 from pqb.dataset.progress import bar
 
-MKL_CBWR_COMPATIBLE = 3
-"""``mkl_cbwr_get(MKL_CBWR_BRANCH)`` in MKL's CNR mode ``COMPATIBLE`` (``mkl_cbwr.h``)."""
-
-
-def mkl_cbwr_branch() -> int | None:
-    """MKL's code-path branch in this process, where torch carries MKL (its x86-64 wheels link it into
-    ``libtorch_cpu``, whose service symbol is read here); ``None`` where torch has no MKL."""
-    import ctypes
-
-    try:
-        get = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so")).mkl_serv_cbwr_get
-    except (OSError, AttributeError):
-        return None
-    get.restype, get.argtypes = ctypes.c_int, [ctypes.c_int]
-    return int(get(1))  # MKL_CBWR_BRANCH
-
-
-def require_reproducible_mkl() -> None:
-    """Refuse to train where MKL picked its code path by CPU: the weights would differ across machines."""
-    branch = mkl_cbwr_branch()
-    if branch is not None and branch != MKL_CBWR_COMPATIBLE:
-        raise RuntimeError(
-            f"MKL runs in code-path mode {branch}, not COMPATIBLE ({MKL_CBWR_COMPATIBLE}), so the encoder "
-            f"would train CPU-dependent weights: MKL_CBWR is {os.environ.get('MKL_CBWR')!r}, or torch called "
-            "MKL before pqb.builders was imported; unset MKL_CBWR (or set it to COMPATIBLE) and import "
-            "pqb.builders before using torch"
-        )
-
 
 @contextlib.contextmanager
 def deterministic_torch(seed: int) -> Iterator[None]:
-    """One thread, deterministic kernels, MKL's CPU-independent path, seeded; restores the previous
-    settings afterwards."""
-    require_reproducible_mkl()
+    """One thread, deterministic kernels, seeded; restores the previous settings afterwards."""
     threads = torch.get_num_threads()
     was = torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
@@ -115,8 +89,31 @@ def fit_svd(X: sp.csr_matrix, n_components: int, seed: int, n_iter: int = 7) -> 
     return np.ascontiguousarray(comps, dtype=np.float32), np.ascontiguousarray(scale, dtype=np.float32)
 
 
+def _exact_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` in ``a``'s dtype through :func:`pqb.builders.linalg.matmul` (float64 slices, exact sums):
+    the same bits on every CPU, where torch's own product is MKL's, whose bits depend on the CPU."""
+    out = linalg.matmul(a.detach().double().numpy(), b.detach().double().numpy())
+    return torch.from_numpy(out).to(a.dtype)
+
+
+class ExactLinear(torch.autograd.Function):
+    """``x @ weight.T + bias`` with its gradients, every product through :func:`_exact_product`."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        return _exact_product(x, weight.t()) + bias
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        x, weight = ctx.saved_tensors
+        return _exact_product(grad, weight), _exact_product(grad.t(), x), grad.sum(0)
+
+
 class StyleMLP(torch.nn.Module):
-    """k → hidden → ReLU → dim, then L2 normalisation onto the unit sphere."""
+    """k → hidden → ReLU → dim, then L2 normalisation onto the unit sphere. The layers are
+    ``torch.nn.Linear`` for their parameters (and the saved weights' names); their products are
+    :class:`ExactLinear`'s."""
 
     def __init__(self, k: int, hidden: int = 128, dim: int = 16) -> None:
         super().__init__()
@@ -124,7 +121,8 @@ class StyleMLP(torch.nn.Module):
         self.l2 = torch.nn.Linear(hidden, dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.normalize(self.l2(torch.relu(self.l1(x))), dim=-1)
+        h = torch.relu(ExactLinear.apply(x, self.l1.weight, self.l1.bias))
+        return torch.nn.functional.normalize(ExactLinear.apply(h, self.l2.weight, self.l2.bias), dim=-1)
 
 
 def _sample_epoch(
