@@ -38,8 +38,8 @@ def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path:
     runs += [("Haswell", 1, {"ATEN_CPU_CAPABILITY": "avx2"})] if runnable_kernels(("SkylakeX",)) else []
     runs += [("Haswell", 1, {"MKL_CBWR": "AVX2"}), ("Haswell", 1, {"MKL_CBWR": "COMPATIBLE"})]
     digests: dict[tuple[str, int, str], tuple[str, ...]] = {}
-    for kernel, threads, env in runs:
-        work = tmp_path / f"{kernel}-{threads}-{len(env)}"
+    for i, (kernel, threads, env) in enumerate(runs):
+        work = tmp_path / f"run{i}-{kernel}-{threads}"
         shutil.copytree(base, work)
         run_under(kernel, threads, ["-c", "import sys; from pqb.builders.cli import main; sys.exit(main())", "profiles", "--domain", "video_games",
                                     "--workdir", str(work), "--threshold", "heldout", "--epochs", "3"], env=env)  # fmt: skip
