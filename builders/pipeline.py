@@ -146,6 +146,7 @@ def build(
     ``progress=False`` silences every bar, including those inside stages (:mod:`pqb.dataset.progress`).
     """
     from pqb.builders.publish.tables import publish as publish_dataset
+    from pqb.builders.publish.tables import record_build_info
 
     log = log or sys.stderr
     config = with_semantic_default(config)
@@ -161,10 +162,12 @@ def build(
         cfg = replace(config, source=source, strict=strict, executor=executor)
         results = [build_domain(d, Path(work), cfg, force=force, log=log) for d in domains]
     built = [WorkDir(Path(work), r.domain) for r in results if r.rows]
+    info = _portable({"seed": config.seed, "config": config.as_dict(), "source": str(source or "PQB_AMAZON_DIR")})
+    if built and not publish:  # a later `pqb-build publish` of these work dirs writes the same card
+        record_build_info(built, info)
     if publish and built:
         t1 = time.perf_counter()
-        info = {"seed": config.seed, "config": config.as_dict(), "source": str(source or "PQB_AMAZON_DIR")}
-        counts = publish_dataset(built, dataset_dir or settings.default_dataset_dir(), build_info=_portable(info))
+        counts = publish_dataset(built, dataset_dir or settings.default_dataset_dir(), build_info=info)
         for r in results:
             if r.rows:
                 r.stats["publish"] = {k: v for k, v in counts.items() if k.split("-")[0] == r.domain}

@@ -8,6 +8,7 @@ encoder), small enough to build in a second; the real slice is covered by the sl
 from __future__ import annotations
 
 import hashlib
+import io
 import shutil
 from pathlib import Path
 from typing import Any
@@ -355,3 +356,20 @@ def test_publish_after_all_writes_the_same_card(tmp_path: Path, capsys: pytest.C
     assert main(["publish", "--workdir", str(tmp_path / "work"), "--dataset", str(tmp_path / "later")]) == 0
     assert "a stage ran again since `pqb-build all` recorded its settings" in capsys.readouterr().err
     assert '"threshold_kind": "heldout"' not in (tmp_path / "later" / "README.md").read_text()
+
+
+def test_publish_after_all_without_publishing_writes_the_build_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pqb-build all --no-publish`` then ``pqb-build publish``: ``all`` stores its settings in each
+    work dir's manifest even when it does not publish, so the card gets the same ``build`` block."""
+    from pqb.builders import pipeline
+    from pqb.builders.cli import main
+
+    wd = build_workdir(tmp_path / "work")
+    rows = pq.read_table(wd.path / PAIRS).num_rows
+    monkeypatch.setattr(pipeline, "build_domain", lambda d, *a, **k: pipeline.DomainResult(d, {"pair": {"rows": rows}}))
+    pipeline.build(["video_games"], work=tmp_path / "work", publish=False, progress=False, log=io.StringIO())
+    assert main(["publish", "--workdir", str(tmp_path / "work"), "--dataset", str(tmp_path / "ds")]) == 0
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert '"threshold_kind": "heldout"' in card and '"seed": 0' in card
