@@ -290,13 +290,16 @@ def sha256_path(path: Path | str) -> str | None:
     return None
 
 
-def fingerprint_inputs(inputs: Iterable[Path | str], config: Mapping[str, Any]) -> str:
+def fingerprint_inputs(
+    inputs: Iterable[Path | str], config: Mapping[str, Any], digests: Mapping[str, str | None] | None = None
+) -> str:
     """Hash of input files and folders (by content; a folder recursively, :func:`sha256_tree`), the
     stage config (including the seed) and the builder code."""
     parts: list[Any] = [code_fingerprint()]
     for p in inputs:
         path = Path(p)
-        parts.append([path.name, sha256_path(path) or "missing"])
+        digest = digests[str(p)] if digests is not None else sha256_path(path)
+        parts.append([path.name, digest or "missing"])
     return stable_hash(parts, dict(config), length=32)
 
 
@@ -390,16 +393,6 @@ class WorkDir:
         if not self.holds(path):
             return None
         return Path(path).resolve().relative_to(self.path.resolve()).as_posix()
-
-    def artifact_digests(self, paths: Iterable[Path | str]) -> dict[str, str]:
-        """sha256 of each of ``paths`` this work dir holds, keyed by :meth:`relative` (folders by
-        :func:`sha256_tree`); raw sources are left out (``Stage.done`` records those as ``sources``)."""
-        out: dict[str, str] = {}
-        for p in paths:
-            rel = self.relative(p)
-            if rel is not None and (digest := sha256_path(p)) is not None:
-                out[rel] = digest
-        return out
 
     def stale_stages(self) -> list[tuple[str, str]]:
         """``(stage, why)`` for every recorded build stage whose artifacts no longer agree, in build
@@ -500,9 +493,16 @@ class Stage:
     outputs: list[str]
     started: float = field(default_factory=time.time)
 
+    @functools.cached_property
+    def input_digests(self) -> dict[str, str | None]:
+        """sha256 of each input (a folder by content; ``None`` when missing), read once per stage run:
+        the fingerprint, the raw sources and the work-dir inputs :meth:`done` records all come from it
+        (each hashed the inputs again, so a multi-GB review file was read three times)."""
+        return {str(p): sha256_path(p) for p in self.inputs}
+
     @property
     def fingerprint(self) -> str:
-        return fingerprint_inputs(self.inputs, self.config)
+        return fingerprint_inputs(self.inputs, self.config, self.input_digests)
 
     def cached(self, force: bool = False) -> dict[str, Any] | None:
         """The recorded stats marked ``skipped`` when the stage is fresh and not forced, else ``None``:
@@ -542,13 +542,17 @@ class Stage:
             "inputs": [str(p) for p in self.inputs],
             # the raw files as this run read them (the card cites these, not whatever is there later)
             "sources": {
-                Path(p).name: sha256_file(p)
-                for p in self.inputs
-                if Path(p).is_file() and not self.workdir.holds(p)
+                Path(p).name: digest
+                for p, digest in self.input_digests.items()
+                if digest and Path(p).is_file() and not self.workdir.holds(p)
             },
             # the work-dir artifacts as this run read them, by path inside the work dir (however the
             # work dir was spelled): publish checks them against the files it would publish beside
-            "input_sha256": self.workdir.artifact_digests(self.inputs),
+            "input_sha256": {
+                rel: digest
+                for p, digest in self.input_digests.items()
+                if digest and (rel := self.workdir.relative(p)) is not None
+            },
             "config": self.config,
             "outputs": self.outputs,
             "output_sha256": {
