@@ -19,8 +19,9 @@ RR counted to ``rr_cutoff``, clusters) are listed in docs/results.md. Derived me
 ceiling-aware Flip ratio) are recomputed from each pseudo-system's means, never differenced per pair.
 
 Runs on different dataset or corpus fingerprints are refused: their pairs are not the same pairs.
-Domain averages (pair-type groups) average the per-task differences, their replicates and their
-permutation statistics replicate by replicate, as group CIs do in ``run``.
+Domain averages (pair-type groups, over the domains' own ``pqb_<pair_type>_<domain>`` tasks only:
+:func:`is_domain_task`) average the per-task differences, their replicates and their permutation
+statistics replicate by replicate, as group CIs do in ``run``.
 """
 
 from __future__ import annotations
@@ -301,10 +302,18 @@ def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks
                            "metrics": _metric_rows(pt.a, pt.b, pt.diff, pt.reps, pt.perm,
                                                    pt.cfg.higher_is_better())}  # fmt: skip
     for pair_type in PAIR_TYPES:
-        members = [t for t in names if paired[t].cfg.pair_type == pair_type]
+        members = [t for t in names if paired[t].cfg.pair_type == pair_type and is_domain_task(paired[t].cfg)]
         if members:
             out["groups"][pair_type] = _group(members, paired)
     return out
+
+
+def is_domain_task(cfg: TaskConfig) -> bool:
+    """Whether a task is its domain's own ``pqb_<pair_type>_<dataset_name>`` task, the only kind a domain
+    average takes (the run's ``syntactic``/``error`` groups, the leaderboard's average rows): a fixed-dose
+    task (``pqb_error3_*``), the authors' variant, a release import or a user's task is another view of a
+    domain already averaged, and averaging it in would count that domain twice under another name."""
+    return cfg.task == f"pqb_{cfg.pair_type}_{cfg.dataset_name}"
 
 
 def _group(members: list[str], paired: Mapping[str, PairedTask]) -> dict[str, Any]:

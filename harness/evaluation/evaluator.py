@@ -433,9 +433,10 @@ def task_samples(data: TaskData, corpus: Corpus, entries: list[RankEntry], ranks
 
 
 def run_file_depth(cfg: TaskConfig) -> int:
-    """Documents per query in TREC runs: ``run_depth``, but never fewer than ``rr_cutoff``, so MRR (which
-    counts ranks up to ``rr_cutoff``) can be recomputed from the run alone (``pqb-harness score``)."""
-    return max(cfg.run_depth, cfg.rr_cutoff or 0)
+    """Documents per query in TREC runs: ``run_depth``, but never fewer than ``rr_cutoff`` or the largest K,
+    so MRR (which counts ranks up to ``rr_cutoff``) and Hit@K can be recomputed from the run alone
+    (``pqb-harness score``)."""
+    return max(cfg.run_depth, cfg.rr_cutoff or 0, *cfg.k_values)
 
 
 def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_name: str) -> list[str]:
@@ -488,7 +489,9 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
     )
     depths = [run_file_depth(d.cfg) for d in loaded.values()] + [max(d.cfg.k_values) for d in loaded.values()]
     cutoffs = [d.cfg.rr_cutoff for d in loaded.values()]
-    cutoff = None if None in cutoffs else max([200, *cutoffs])
+    # ranks must be exact up to every K too: Hit@K/Flip@K/Deg@K read ranks up to K, which may exceed rr_cutoff
+    ks = [k for d in loaded.values() for k in d.cfg.k_values]
+    cutoff = None if None in cutoffs else max([200, *cutoffs, *ks])
     ranker = Ranker(retriever, depth=max([200, *depths]), cutoff=cutoff, use_cache=use_cache)
     order = sorted(loaded, key=lambda n: (loaded[n].corpus.fingerprint, n))
     for name in bar(order, desc="tasks", unit="task", leave=False, dynamic_ncols=True):

@@ -555,14 +555,21 @@ def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
 
     Breakdowns of fixed-dose tasks (``error_dose``) are kept apart as ``"<by> (<d> edits)"``.
     Pooled rows (``domain == "all"``) weight each domain's stratum by its pair count ``n``: a
-    mechanism seen 400 times in one domain and 4 times in another should not count equally.
+    mechanism seen 400 times in one domain and 4 times in another should not count equally. They pool
+    each domain's own task only (``pqb_error_<domain>``, and ``pqb_error<d>_<domain>`` for a dose), as the
+    domain averages do: another task on a domain's rows (a user's task, a release import) keeps its own
+    view and would count that domain twice in the pool.
     """
     rows: list[dict[str, Any]] = []
+    pooled_tasks: set[tuple[str, str]] = set()
     for (model, task), run in sorted(select_newest(runs).items()):
-        pair_type, domain, _ = task_identity(run, task)
+        pair_type, domain, canonical = task_identity(run, task)
         if pair_type not in PAIR_TYPES or not PAIR_TYPES[pair_type].edits:
             continue
-        dose = ((run.data.get("configs") or {}).get(task) or {}).get("error_dose")
+        cfg = (run.data.get("configs") or {}).get(task) or {}
+        dose = cfg.get("error_dose")
+        if canonical or (dose and task == f"pqb_{pair_type}{dose}_{cfg.get('dataset_name')}"):
+            pooled_tasks.add((model, task))
         for by, strata in sorted(((run.data.get("breakdowns") or {}).get(task) or {}).items()):
             by = f"{by} ({dose} edits)" if dose else by  # the dose tasks of a domain stay apart
             for stratum, values in sorted(strata.items()):
@@ -580,15 +587,19 @@ def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
                             "value": float(value),
                             "n": int(values.get("n", 0) or 0),
                             "run_file": run.source,
+                            "_pooled": (model, task) in pooled_tasks,
                         }
                     )
-    frame = pd.DataFrame(
-        rows, columns=["model", "stand_in_for", "domain", "by", "stratum", "metric", "value", "n", "run_file"]
-    )
+    columns = ["model", "stand_in_for", "domain", "by", "stratum", "metric", "value", "n", "run_file"]
+    frame = pd.DataFrame(rows, columns=[*columns, "_pooled"])
+    pool_rows = frame[frame["_pooled"].astype(bool)]
+    frame = frame[columns]
     if frame.empty:
         return frame
     pooled = []
-    for (model, by, stratum, metric), part in frame.groupby(["model", "by", "stratum", "metric"], sort=True):
+    for (model, by, stratum, metric), part in pool_rows.groupby(
+        ["model", "by", "stratum", "metric"], sort=True
+    ):
         weight = part["n"].sum()
         value = (part["value"] * part["n"]).sum() / weight if weight else float("nan")
         pooled.append(
@@ -604,7 +615,7 @@ def breakdown_frame(runs: Sequence[Run]) -> pd.DataFrame:
                 "run_file": ";".join(sorted(set(part["run_file"]))),
             }
         )
-    return pd.concat([pd.DataFrame(pooled), frame], ignore_index=True)
+    return pd.concat([pd.DataFrame(pooled, columns=columns), frame], ignore_index=True)
 
 
 # -- writing ------------------------------------------------------------------------------------------
