@@ -196,6 +196,48 @@ def _jacobi_sweep(A: np.ndarray, V: np.ndarray, rounds: list[tuple[np.ndarray, n
             M[..., :, q] = Mp * s[..., None, :] + Mq * c[..., None, :]
 
 
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+"""ln 2 split so that ``k * LN2_HI`` is exact for |k| < 2¹¹ (Cody and Waite's argument reduction)."""
+_EXP_TERMS = tuple(1.0 / math.factorial(n) for n in range(14))
+_LOG_TERMS = tuple(1.0 / (2 * n + 1) for n in range(12))
+
+
+def exp(x: np.ndarray) -> np.ndarray:
+    """``e**x`` in float64 from additions, products and exact scalings only, so every CPU gives the same
+    bits (within about 2 ulp of the true value). Why not ``np.exp`` or ``torch.exp``: numpy dispatches
+    its own AVX-512 exp or the C library's by CPU, and torch's is MKL's vector math, whose result
+    depends on MKL's code path, so an Intel and an AMD CPU trained other encoder weights.
+    ``x = k ln 2 + r`` with ``|r| <= ln 2 / 2``; ``e**r`` by its Taylor series to degree 13 (Horner);
+    the result is ``2**k e**r``. Overflows to inf; far below -700 the result is 0."""
+    x = np.asarray(x, dtype=np.float64)
+    k = np.rint(np.clip(x, -1100.0, 1100.0) * (1.0 / math.log(2.0)))
+    r = (x - k * LN2_HI) - k * LN2_LO
+    p = np.full_like(r, _EXP_TERMS[-1])
+    for c in _EXP_TERMS[-2::-1]:
+        p = p * r + c
+    return np.ldexp(p, k.astype(np.int64))
+
+
+def log(x: np.ndarray) -> np.ndarray:
+    """Natural log in float64 from additions, products, divisions and exact scalings only (see
+    :func:`exp` for why). ``x = 2**e m`` with ``m`` in [√½, √2); ``ln m = 2 atanh s`` with
+    ``s = (m - 1) / (m + 1)``, ``|s| <= 0.172``, by its series to ``s**23``. Positive finite ``x`` only:
+    0 gives -inf, anything else nan."""
+    x = np.asarray(x, dtype=np.float64)
+    m, e = np.frexp(x)
+    small = m < math.sqrt(0.5)
+    m = np.where(small, m * 2.0, m)
+    e = (e - small).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = (m - 1.0) / (m + 1.0)
+        s2 = s * s
+        p = np.full_like(s, _LOG_TERMS[-1])
+        for c in _LOG_TERMS[-2::-1]:
+            p = p * s2 + c
+        out = e * LN2_HI + ((e * LN2_LO) + 2.0 * s * p)
+    return np.where(x > 0, out, np.where(x == 0, -np.inf, np.nan))
+
+
 def cholesky(G: np.ndarray) -> np.ndarray:
     """Upper-triangular R with RᵀR = G for a symmetric positive-definite G (row by row, no LAPACK)."""
     G = np.asarray(G, dtype=np.float64)

@@ -33,7 +33,7 @@ def test_profiles_stage_bytes_are_identical_across_kernels_and_threads(tmp_path:
     run_ingest(wd, BuildConfig(link="any"))
     run_users(wd, BuildConfig(link="any"))
     # torch's vector kernels too: AVX2 beside the AVX-512 ones where the CPU has them; and MKL's code path,
-    # which no longer enters (the encoder's products are linalg.matmul's)
+    # which no longer enters (the encoder calls linalg for its products, exp and log)
     runs = [(kernel, threads, {}) for kernel in runnable_kernels(("Haswell", "SkylakeX", "Zen")) for threads in (1, 2)]
     runs += [("Haswell", 1, {"ATEN_CPU_CAPABILITY": "avx2"})] if runnable_kernels(("SkylakeX",)) else []
     runs += [("Haswell", 1, {"MKL_CBWR": "AVX2"}), ("Haswell", 1, {"MKL_CBWR": "COMPATIBLE"})]

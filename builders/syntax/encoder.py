@@ -15,17 +15,19 @@ Differences from the authors, on purpose:
 Training is seeded and runs with ``torch.use_deterministic_algorithms`` and one thread, so the same
 inputs give byte-identical weights on a CPU. The SVD and projections use :mod:`pqb.builders.linalg`, so
 neither the BLAS kernel nor the thread count changes a bit (measured under OpenBLAS Haswell,
-SkylakeX, Zen, Sandybridge, Prescott and Nehalem kernels with 1 and 2 threads). torch's products go
-through MKL, which picks its code path by CPU: an AVX-512 Xeon trained other weights than the AVX2
-machine that built the committed dataset (the same SVD bits, a first loss 4e-6 apart), and MKL's
+SkylakeX, Zen, Sandybridge, Prescott and Nehalem kernels with 1 and 2 threads). torch's products, exp, log and
+sqrt go through MKL, which picks its code path by CPU: an AVX-512 Xeon trained other weights than the
+AVX2 machine that built an earlier dataset (the same SVD bits, a first loss 4e-6 apart), and MKL's
 conditional numerical reproducibility mode ``COMPATIBLE``, meant to be one path on every x86-64 CPU,
-still trained other weights on an AMD EPYC (Zen 4) than on that Xeon (first losses equal to 6 decimals,
-last losses 0.1587 and 0.1727, 127 syntactic pairs instead of 118). So the MLP's products do not go
-through MKL at all: :class:`ExactLinear` computes them with :func:`pqb.builders.linalg.matmul`, whose
-bits no BLAS library, kernel, vendor or thread count changes, and no MKL call is left in training or
-encoding (``MKL_VERBOSE=1`` prints none). What remains is torch's elementwise operations and reductions,
-whose AVX2 and AVX-512 kernels give identical weights (tested); its non-vectorised ``default`` fallback
-does not.
+still trained other weights on an AMD EPYC (Zen 4) than on that Xeon. So no step of training or encoding
+calls MKL: :class:`ExactLinear` computes the products with :func:`pqb.builders.linalg.matmul`,
+:class:`ExactLogSumExp` the loss's exp and log with :func:`pqb.builders.linalg.exp` and
+:func:`~pqb.builders.linalg.log` (additions and products only), and :class:`Adam` takes its square root
+with numpy (exactly rounded). The products alone were not enough: torch's exp, log and sqrt are MKL's
+vector math (VML), which ``MKL_VERBOSE`` does not list, and an Intel Xeon (Sapphire Rapids class, AMX)
+trained other weights than the AMD EPYC with them. What remains is torch's elementwise operations and
+reductions, whose AVX2 and AVX-512 kernels give identical weights (tested); its non-vectorised
+``default`` fallback does not.
 """
 
 from __future__ import annotations
@@ -110,6 +112,58 @@ class ExactLinear(torch.autograd.Function):
         return _exact_product(grad, weight), _exact_product(grad.t(), x), grad.sum(0)
 
 
+class ExactLogSumExp(torch.autograd.Function):
+    """``logsumexp(x, dim=1)`` of a 2-D tensor and its gradient (the softmax), in float64 through
+    :func:`pqb.builders.linalg.exp` and :func:`~pqb.builders.linalg.log`: torch's exp and log are MKL's
+    vector math, whose bits depend on MKL's code path (Intel and AMD CPUs trained other weights)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        x64 = x.detach().double().numpy()
+        top = x64.max(axis=1, keepdims=True)
+        lse = top + linalg.log(linalg.exp(x64 - top).sum(axis=1, keepdims=True))
+        ctx.save_for_backward(x, torch.from_numpy(lse))
+        return torch.from_numpy(lse[:, 0]).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        x, lse = ctx.saved_tensors
+        soft = linalg.exp(x.detach().double().numpy() - lse.numpy())
+        return torch.from_numpy(grad.double().numpy()[:, None] * soft).to(x.dtype)
+
+
+class Adam:
+    """``torch.optim.Adam``'s update (no weight decay, no AMSGrad), with the square root taken by numpy,
+    which rounds it exactly: torch's ``sqrt`` is MKL's vector math, whose bits depend on the CPU. The
+    other steps are single products, sums and quotients, each rounded once whatever the CPU."""
+
+    def __init__(
+        self, params: Iterator[torch.nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ) -> None:  # fmt: skip
+        self.params = list(params)
+        self.lr, (self.b1, self.b2), self.eps = lr, betas, eps
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        step = self.lr / (1 - self.b1**self.t)
+        root2 = (1 - self.b2**self.t) ** 0.5
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            g = p.grad
+            m.mul_(self.b1).add_(g * (1 - self.b1))
+            v.mul_(self.b2).add_(g * g * (1 - self.b2))
+            denom = torch.from_numpy(np.sqrt(v.numpy())) / root2 + self.eps
+            p.sub_(m / denom * step)
+
+
 class StyleMLP(torch.nn.Module):
     """k → hidden → ReLU → dim, then L2 normalisation onto the unit sphere. The layers are
     ``torch.nn.Linear`` for their parameters (and the saved weights' names); their products are
@@ -192,7 +246,7 @@ def train_mlp(
     losses: list[float] = []
     with deterministic_torch(cfg.seed):
         model = StyleMLP(F.shape[1], cfg.hidden, cfg.dim)
-        opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        opt = Adam(model.parameters(), lr=cfg.lr)
         for _ in bar(range(cfg.epochs), desc="encoder epochs", leave=False):
             pos, neg = _sample_epoch(rng, starts, ends, user_of, groups, co_pools, cfg.n_pos, cfg.n_neg)
             perm = rng.permutation(n)
@@ -209,7 +263,8 @@ def train_mlp(
                 zn = Z[inv[len(a) * (1 + cfg.n_pos) :]].view(len(a), cfg.n_neg, -1)
                 sp_ = (za[:, None, :] * zp).sum(-1) / cfg.tau
                 sn_ = (za[:, None, :] * zn).sum(-1) / cfg.tau
-                loss = -(torch.logsumexp(sp_, 1) - torch.logsumexp(torch.cat([sp_, sn_], 1), 1)).mean()
+                lse = ExactLogSumExp.apply(sp_), ExactLogSumExp.apply(torch.cat([sp_, sn_], 1))
+                loss = -(lse[0] - lse[1]).mean()
                 opt.zero_grad()
                 loss.backward()
                 opt.step()

@@ -46,7 +46,7 @@ from pqb.builders.workdir import (
 )
 from pqb.dataset.progress import bar
 
-STAGE_VERSION = 3  # 2: MKL CNR mode; 3: the MLP products through linalg.matmul (no MKL)
+STAGE_VERSION = 4  # 2: MKL CNR mode; 3: the MLP products through linalg.matmul; 4: exp, log, sqrt too (no MKL)
 
 THRESHOLD_RULES = {
     "chi2": "chi2_{d}({q:g}) for every user",
