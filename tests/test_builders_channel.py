@@ -233,17 +233,25 @@ def test_channel_tables_match_a_hand_count() -> None:
     # neighbour slip after 'm', spread over the neighbours of the gap it is applied to
     assert ch._letter == Counter() and ch._bound == Counter({("ins", "m", "neighbour"): 1})
     w = LETTER_PRIOR_WEIGHT
-    # class shares (count + 1) / (1 + 5): neighbour 2/6, the four others 1/6 each. Between 'm' and 'e',
-    # with 'g' nearby: copy {m, e}, neighbours {n, j, k, w, r, s, d}, vowels {a, i, o, u}, nearby {g},
-    # 12 other letters
+    # an insertion's class share goes to its letters by their frequency in the intended words, plus one:
+    # "tanning game game" has n 3, a 3, g 3, m 2, e 2, t 1, i 1, so n 4, g 4, a 4, m 3, e 3, t 2, i 2, rest 1.
+    # Class shares (count + 1) / (1 + 5): neighbour 2/6, the four others 1/6 each. Between 'm' and 'e',
+    # with 'g' nearby: copy {m, e}, neighbours {n, j, k, w, r, s, d} (weights 4 + 6 x 1 = 10), vowels
+    # {a, i, o, u}, nearby {g}, 12 other letters (t 2, 11 x 1: 13)
     p = ch.insert_letter("m", "e", "aegm")
-    assert p["r"] == pytest.approx((1 / 7 + w * (2 / 6) / 7) / (1 + w)) == pytest.approx(p["j"])
-    assert p["x"] == pytest.approx(w * (1 / 6) / 12 / (1 + w))
+    assert p["r"] == pytest.approx((1 / 10 + w * (2 / 6) / 10) / (1 + w)) == pytest.approx(p["j"])
+    assert p["n"] == pytest.approx((4 / 10 + w * (2 / 6) * 4 / 10) / (1 + w))
+    assert p["x"] == pytest.approx(w * (1 / 6) / 13 / (1 + w))
+    assert p["t"] == pytest.approx(w * (1 / 6) * 2 / 13 / (1 + w))
     assert p["g"] == pytest.approx(w * (1 / 6) / (1 + w)) and abs(sum(p.values()) - 1) < 1e-12
-    # between 'm' and 'a', nothing nearby: the neighbours are those of 'm' and 'a', 'r' is one of 13 others
+    # between 'm' and 'a', nothing nearby: neighbours of 'm' and 'a' {n, j, k, q, w, s, z} (10); the
+    # nearby class is empty, so the four others share 5/6; 13 other letters (g 4, t 2, 11 x 1: 17)
     q = ch.insert_letter("m", "a", "")
-    assert q["n"] == pytest.approx((1 / 7 + w * (2 / 5) / 7) / (1 + w))
-    assert q["r"] == pytest.approx(w * (1 / 5) / 13 / (1 + w)) and abs(sum(q.values()) - 1) < 1e-12
+    assert q["n"] == pytest.approx((4 / 10 + w * (2 / 5) * 4 / 10) / (1 + w))
+    assert q["r"] == pytest.approx(w * (1 / 5) / 17 / (1 + w)) and abs(sum(q.values()) - 1) < 1e-12
+    # a substitution's class share is spread evenly (channel.SPREAD)
+    sub = ch.substitute_letter("m", "")  # neighbours {j, k, n}: 2/3 of the prior (count + 1 shares)
+    assert sub["j"] == pytest.approx(sub["n"])
 
 
 def test_a_slip_its_word_chose_counts_for_its_class_not_its_letter() -> None:
