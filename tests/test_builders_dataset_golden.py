@@ -15,31 +15,31 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 186,
+    "video_games": 210,
     "video_games-corpus": 1488,
-    "video_games-queries": 372,
-    "video_games-qrels": 372,
-    "video_games-users": 61,
+    "video_games-queries": 420,
+    "video_games-qrels": 420,
+    "video_games-users": 72,
 }
 ROWS = {
     0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
-        "Featuring Hilarious locales, I'm looking for something featuring Classic characters - Would it be a "
-        "Video Game? Ideally it is rated Everyone and is made by GT Interactive.",
-        "Featuring Hilarious locales, I'm looking for something featuring Classic characters - Would it be a "
-        "Video Game? Ideally it is rated Everyoone and is made by GT Interactive.",
+        'Do you have a Video Game made by GT Interactive and offering Classic characters? Can it offer '
+        'Hilarious locales? Make sure it is rated Everyone',
+        'Do you have a Video Game made by GT Interactive and offering Classic characters? Can it offer '
+        'Hilarious locales? Make sure it is rated Everon',
         ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
-    101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b',
-          "I'm in the market for a Gamepad Black kit featuring Ergonomic that is for Nintendo Switch and is "
-          "made by EXtremeRate",
-          "I'm in the market for a Gamepad Blak kit featuring Ergonomic that is for Nintendo Switch and is "
-          "made by EXtremeRate",
-          ['EXtremeRate', 'Black', 'Nintendo Switch', 'Gamepad', 'Ergonomic']),
-    169: ('video_games:B0BF99KPZG:u_f0cf3b78a3125a20',
-          "Made by ArVin, I'm looking for a Green&Blue one. Can it run on PC? Would it be the Joystick kind? "
-          "Can it support Bluetooth?",
-          "Made by ArVin, I'm looking for a Green&Blue one. Can it run on PC? Would it be the Joyestick kind? "
-          "Can it support Bluetooth?",
-          ['ArVin', 'Green&Blue', 'PC', 'Bluetooth', 'Joystick']),
+    101: ('video_games:B07TX9QKGG:u_ef93844a0013710d',
+          'looking for some keyboard featuring backlit that runs on pc and is a modern. do you have one from '
+          'drevo? can it use usb?',
+          'looking for some keyboard featuring backlit that runs on pc and is a modren. do you have one from '
+          'drevo? can it use usb?',
+          ['DREVO', 'Modern', 'PC', 'USB', 'Backlit']),
+    169: ('video_games:B09ST9LDBQ:u_a6f592b071a043a4',
+          'Do you have a keyboard with Lighting and by Keychron that runs on Mac and has USB? One on Laptop '
+          'if possible.',
+          'Do you have a keyboard with Lighting and by Keychorn that runs on Mac and has USB? One on Laptop '
+          'if possible.',
+          ['Keychron', 'Laptop', 'USB', 'Lighting', 'Mac']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -59,10 +59,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('Everyone', 'Everyoone', 'core_term'), ('Interactive', 'Ineractive', 'brand'), ('Classic', 'Clascic', 'core_term')],
-    101: [('Black', 'Blak', 'core_term'), ('Switch', 'Swith', 'core_term'), ('kit', 'ki', 'content_word')],
-    162: [('connector', 'connctor', 'core_term'), ('Need', 'eed', 'content_word'), ('Portable', 'Portatable', 'core_term')],
-    169: [('Joystick', 'Joyestick', 'core_term'), ('kind', 'kibd', 'content_word'), ('run', 'rn', 'content_word')],
+    0: [('Everyone', 'Everon', 'core_term'), ('made', 'mide', 'content_word'), ('Interactive', 'Intractive', 'brand')],
+    37: [('Mac', 'Mzc', 'core_term'), ('USB', 'UTB', 'core_term'), ('connectivity', 'coennctivity', 'content_word')],
+    101: [('modern', 'modren', 'core_term'), ('keyboard', 'keyboar', 'title_word'), ('drevo', 'drvo', 'brand')],
+    169: [('Keychron', 'Keychorn', 'brand'), ('possible', 'possibsle', 'content_word'), ('Laptop', 'Lsptop', 'core_term')],
 }  # fmt: skip
 
 
@@ -78,7 +78,7 @@ def test_corpus_and_users_ends() -> None:
     assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
     users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
     assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_002ca7a40466822c", 75)
-    assert users[0]["threshold"] == pytest.approx(87.001038, abs=1e-6)
+    assert users[0]["threshold"] == pytest.approx(86.222566, abs=1e-6)
 
 
 def test_pinned_corpus_document() -> None:
