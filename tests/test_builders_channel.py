@@ -33,9 +33,11 @@ a/two,adress,address,c,f.py,8
 """
 
 
-def test_read_slips_splits_identifiers_and_keeps_one_differing_word(tmp_path) -> None:
+def test_read_slips_splits_identifiers_and_keeps_one_differing_word(tmp_path, caplog) -> None:
     (tmp_path / "srcd_typos_calibration.csv").write_text(CSV)
-    got = [(s.typed, s.intended, s.source) for s in read_slips(tmp_path)]
+    with caplog.at_level("WARNING"):
+        got = [(s.typed, s.intended, s.source) for s in read_slips(tmp_path)]
+    assert "1 row(s)" in caplog.text and "srcd_typos_calibration.csv:7" in caplog.text  # no repository
     assert got == [  # a repository's repeat of a slip (another line, another identifier, case) counts once
         ("Unkown", "Unknown", "a/one"),
         ("adress", "address", "a/two"),

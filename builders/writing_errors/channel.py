@@ -53,6 +53,7 @@ import csv
 import functools
 import hashlib
 import json
+import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -68,6 +69,8 @@ from pqb.builders.writing_errors.readability import ONE_EDIT_UP_TO
 from pqb.dataset import settings
 from pqb.dataset.io import sha256_file
 from pqb.dataset.schema import CHAR_MECHANISMS, POSITIONS, edit_position
+
+log = logging.getLogger(__name__)
 
 TYPOS_FILE = "srcd_typos_calibration.csv"
 HOLDOUT_SALT = "pqb-typos-holdout-v1"
@@ -138,7 +141,8 @@ def typos_path(path: Path | str | None = None) -> Path:
 def read_slips(path: Path | str | None = None) -> list[Slip]:
     """Word-level slips from the calibration CSV: each identifier pair is split into words
     (:data:`SPLIT`), and only pairs with as many words on both sides and exactly one differing word
-    (ignoring case) are kept, as that word pair. Rows without a repository are skipped.
+    (ignoring case) are kept, as that word pair. Rows without a repository, a wrong or a correct field
+    are skipped, counted in one warning with the first ``file:line``.
 
     Each distinct slip counts once per repository (its first row; case ignored). The file has one row
     per fixed *line*, so one typo copied across a codebase, or one rename mined as a "typo" fix
@@ -146,10 +150,14 @@ def read_slips(path: Path | str | None = None) -> list[Slip]:
     has lines: 22% of the kept rows repeat a (repository, typed, intended) triple."""
     out: list[Slip] = []
     seen: set[tuple[str, str, str]] = set()
-    with open(typos_path(path), newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
+    incomplete: list[int] = []
+    file = typos_path(path)
+    with open(file, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        for row in reader:
             repo, wrong, correct = row.get("repository"), row.get("wrong"), row.get("correct")
             if not (repo and wrong and correct):
+                incomplete.append(reader.line_num)
                 continue
             a, b = SPLIT.findall(wrong), SPLIT.findall(correct)
             if len(a) != len(b):
@@ -160,6 +168,9 @@ def read_slips(path: Path | str | None = None) -> list[Slip]:
                 if key not in seen:
                     seen.add(key)
                     out.append(Slip(diff[0][0], diff[0][1], repo))
+    if incomplete:
+        log.warning("warning: %d row(s) of %s lack a repository, wrong or correct field and are skipped "
+                    "(first at %s:%d)", len(incomplete), file.name, file, incomplete[0])  # fmt: skip
     return out
 
 
