@@ -38,6 +38,9 @@ def test_packaged_tables_equal_the_shared_transcription() -> None:
         (("gte-base", "dense", "sentence-transformers/all-MiniLM-L6-v2", None), ("GTE-base", "stand-in (sentence-transformers/all-MiniLM-L6-v2)")),
         (("minilm", "dense", "x/all-MiniLM-L6-v2", "thenlper/gte-base"), ("GTE-base", "stand-in (x/all-MiniLM-L6-v2)")),
         (("dense", "dense", "x/unknown", None), None),
+        (("bm25", "bm25", None, None, "b=0.1,k1=0.3"), ("BM25", "other settings (b=0.1,k1=0.3)")),
+        (("bm25", "bm25", None, None, "rewriter=symspell"), ("BM25", "other settings (rewriter=symspell)")),
+        (("bge-m3", "bge-m3", "/models/BAAI/bge-m3", None, "pretrained=/models/BAAI/bge-m3"), ("BGE-M3 Hybrid", "same system")),
     ],
 )  # fmt: skip
 def test_match_paper_system(args: tuple, expected: tuple | None) -> None:

@@ -85,15 +85,19 @@ def _same_weights(weights: str, paper_weights: Sequence[str]) -> bool:
 
 
 def match_paper_system(
-    model: Any, model_name: Any, weights: Any, stand_in_for: Any
+    model: Any, model_name: Any, weights: Any, stand_in_for: Any, settings: Any = None
 ) -> tuple[str, str] | None:
     """``(paper system, how it matched)`` or ``None``.
 
-    ``how`` is ``"same system"`` or ``"stand-in (<weights>)"``. A run that declares
-    ``stand_in_for`` is always a stand-in. A run named like a paper system but loading other
-    weights than the paper's checkpoint is also reported as a stand-in, not as that system.
+    ``how`` is ``"same system"``, ``"stand-in (<weights>)"`` or ``"other settings (<k=v,...>)"``. A run
+    that declares ``stand_in_for`` is always a stand-in. A run named like a paper system but loading other
+    weights than the paper's checkpoint is also reported as a stand-in, not as that system; one made with
+    ``--model_args`` other than the weights' path (``k1=0.3``, ``rewriter=symspell``) measures another
+    configuration of that system, and says so.
     """
     model, model_name, weights, stand_in_for = (_text(v) for v in (model, model_name, weights, stand_in_for))
+    extra = ",".join(kv for kv in re.split(r",(?=[A-Za-z_][\w.-]*=)", _text(settings) or "")
+                     if kv and not kv.startswith("pretrained="))  # fmt: skip
     if stand_in_for:
         system = _system_named(stand_in_for)
         return (system.name, f"stand-in ({weights or model})") if system else None
@@ -103,7 +107,7 @@ def match_paper_system(
             continue
         if system.weights and weights and not _same_weights(weights, system.weights):
             return system.name, f"stand-in ({weights})"
-        return system.name, "same system"
+        return system.name, f"other settings ({extra})" if extra else "same system"
     return None
 
 
@@ -117,7 +121,7 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
     models = model_table(tidy) if not tidy.empty else pd.DataFrame()
     sel = tidy[tidy["selected"] & (tidy["domain"] == AVERAGE)] if not tidy.empty else tidy
     for _, m in models.iterrows():
-        found = match_paper_system(m["model"], m["model_name"], m["weights"], m["stand_in_for"])
+        found = match_paper_system(m["model"], m["model_name"], m["weights"], m["stand_in_for"], m.get("settings"))
         if found is None:
             continue
         paper_name, how = found

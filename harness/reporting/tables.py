@@ -91,6 +91,7 @@ def model_table(tidy: pd.DataFrame) -> pd.DataFrame:
                 "model_name": part["model_name"].iloc[0],
                 "weights": part["weights"].iloc[0],
                 "stand_in_for": part["stand_in_for"].iloc[0],
+                "settings": part["settings"].iloc[0] if "settings" in part else "",
                 "domains": ", ".join(doms),
                 "n_domains": len(doms),
                 "date": max(part["date"]),
