@@ -290,6 +290,34 @@ def sha256_path(path: Path | str) -> str | None:
     return None
 
 
+def cached_hub_revision(repo_id: str) -> str | None:
+    """The commit of ``repo_id`` the local Hugging Face cache resolves (its ``config.json`` lies under
+    ``snapshots/<commit>/``), or ``None`` when the cache does not hold it."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except (ImportError, ValueError, OSError):  # not installed, or not a valid repo id
+        return None
+    return Path(found).parent.name if isinstance(found, str) else None
+
+
+def checkpoint_identity(model: str, revision: str | None = None) -> str:
+    """What names a model's weights, for corrector ids (the correction-cache key and part of the errors
+    stage's fingerprint) and for the models a generate stage ran: ``sha256=<16 hex>`` of a local file or
+    folder (:func:`sha256_path`, memoised by size and mtime); ``rev=<commit>`` for a Hub id
+    (``revision``, the commit it was loaded at, else the one the local Hub cache resolves);
+    ``rev=unresolved`` when neither is known.
+
+    Why: by its path alone, a checkpoint replaced at the same path kept serving the old one's cached
+    corrections, even with ``--force``.
+    """
+    digest = sha256_path(Path(model).expanduser())
+    if digest is not None:
+        return "sha256=" + digest.removeprefix("tree:")[:16]
+    return f"rev={revision or cached_hub_revision(model) or 'unresolved'}"
+
+
 def fingerprint_inputs(
     inputs: Iterable[Path | str], config: Mapping[str, Any], digests: Mapping[str, str | None] | None = None
 ) -> str:

@@ -67,7 +67,8 @@ def test_a_seq2seq_id_names_its_checkpoint_content(tmp_path: Path) -> None:
 
 
 def test_checkpoint_identity_is_the_folders_content(tmp_path: Path) -> None:
-    from pqb.builders.writing_errors.detection import checkpoint_identity, corrector_id_prefix
+    from pqb.builders.workdir import checkpoint_identity
+    from pqb.builders.writing_errors.detection import corrector_id_prefix
 
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()

@@ -41,6 +41,7 @@ from pqb.builders.workdir import (
     PRODUCTS,
     REVIEWS,
     WorkDir,
+    checkpoint_identity,
     read_parquet,
     write_parquet,
 )
@@ -321,7 +322,7 @@ def run_generate(
 def model_identities(backend: str, kwargs: dict[str, Any], filters: FilterConfig) -> dict[str, str]:
     """What names the weights of the models the stage runs (the ``llm`` generator's, the semantic
     gate's), for its fingerprint: a local folder's content digest, a Hub id's cached revision
-    (:func:`~pqb.builders.writing_errors.detection.checkpoint_identity`). Empty for the realizer without
+    (:func:`~pqb.builders.workdir.checkpoint_identity`). Empty for the realizer without
     the semantic gate.
 
     Why: by path alone, a model replaced at the same path (``--semantic-model ./st``, ``--generator-model
@@ -329,7 +330,6 @@ def model_identities(backend: str, kwargs: dict[str, Any], filters: FilterConfig
     """
     if backend != "llm" and not filters.semantic:
         return {}
-    from pqb.builders.writing_errors.detection import checkpoint_identity
 
     out = {}
     if backend == "llm" and kwargs.get("model"):

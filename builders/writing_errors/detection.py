@@ -34,6 +34,7 @@ from pqb.builders.errors import (
 )
 from pqb.builders.parses import count_cache, open_cache_db, value_checksum
 from pqb.builders.text import match_case
+from pqb.builders.workdir import cached_hub_revision, checkpoint_identity
 from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, classify
 from pqb.dataset import settings
 from pqb.dataset.io import cache_rebuild_notice, stable_hash
@@ -842,40 +843,6 @@ def _offline() -> bool:
     return bool(settings.HF_HUB_OFFLINE) or os.environ.get("TRANSFORMERS_OFFLINE") == "1"
 
 
-def _cached_revision(repo_id: str) -> str | None:
-    """The commit of ``repo_id`` the local Hugging Face cache resolves (its ``config.json`` lies under
-    ``snapshots/<commit>/``), or ``None`` when the cache does not hold it."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(repo_id, "config.json")
-    except (ImportError, ValueError, OSError):  # not installed, or not a valid repo id
-        return None
-    return Path(found).parent.name if isinstance(found, str) else None
-
-
-def checkpoint_identity(model: str, revision: str | None = None) -> str:
-    """What names a checkpoint's weights, for corrector ids (the correction-cache key and part of the
-    errors stage's fingerprint): ``sha256=<16 hex>`` over a local folder's files
-    (:func:`pqb.builders.workdir.sha256_tree`, memoised by size and mtime) or of a local file;
-    ``rev=<commit>`` for a Hub id (``revision``, the commit it was loaded at, else the one the local
-    Hub cache resolves); ``rev=unresolved`` when neither is known.
-
-    Why: by its path alone, a checkpoint replaced at the same path kept serving the old one's cached
-    corrections, even with ``--force``.
-    """
-    from pqb.builders.workdir import sha256_tree
-
-    local = Path(model).expanduser()
-    if local.is_dir():
-        return "sha256=" + sha256_tree(local)[:16]
-    if local.is_file():
-        from pqb.dataset.io import sha256_file
-
-        return "sha256=" + sha256_file(local)[:16]
-    return f"rev={revision or _cached_revision(model) or 'unresolved'}"
-
-
 def corrector_id_prefix(name: str) -> str | None:
     """The start every id of corrector ``name`` (``--backend``) has with the checkpoint as it is now,
     computed without loading a model; ``None`` when that cannot be known here (a Hub id while online,
@@ -886,7 +853,7 @@ def corrector_id_prefix(name: str) -> str | None:
     base, _, model = name.partition(":")
     if base not in ("gector", "seq2seq"):
         return f"{name}:"
-    if not Path(model).expanduser().exists() and (not _offline() or _cached_revision(model) is None):
+    if not Path(model).expanduser().exists() and (not _offline() or cached_hub_revision(model) is None):
         return None
     return f"{base}:{model}@{checkpoint_identity(model)}:"
 
