@@ -39,7 +39,7 @@ from pqb.builders.writing_errors.profiles import run_errors
 from pqb.dataset import settings
 from pqb.dataset.progress import enabled as progress_enabled
 from pqb.dataset.progress import progress_bars
-from pqb.dataset.schema import category_from_domain, domain_from_category
+from pqb.dataset.schema import category_from_domain, config_kind, domain_from_category
 
 
 def with_semantic_default(config: BuildConfig) -> BuildConfig:
@@ -165,13 +165,18 @@ def build(
     info = _portable({"seed": config.seed, "config": config.as_dict(), "source": str(source or "PQB_AMAZON_DIR")})
     if built and not publish:  # a later `pqb-build publish` of these work dirs writes the same card
         record_build_info(built, info)
-    if publish and built:
+    if publish:  # a domain that yields no pairs now loses its configs of an earlier build
         t1 = time.perf_counter()
-        counts = publish_dataset(built, dataset_dir or settings.default_dataset_dir(), build_info=info)
+        skipped = [r.domain for r in results if not r.rows]
+        target = dataset_dir or settings.default_dataset_dir()
+        counts = publish_dataset(built, target, build_info=info, withdraw=skipped)
         for r in results:
+            mine = {k: v for k, v in counts.items() if config_kind(k)[0] == r.domain}
             if r.rows:
-                r.stats["publish"] = {k: v for k, v in counts.items() if k.split("-")[0] == r.domain}
+                r.stats["publish"] = mine
                 r.seconds["publish"] = round(time.perf_counter() - t1, 1)
+            elif mine:
+                r.note += f"; its {len(mine)} configs from an earlier build were removed from {target}"
     print(summary(results, time.perf_counter() - t0), file=log)
     return results
 

@@ -223,13 +223,38 @@ def _write_domain(workdir: WorkDir, dataset_dir: Path | None) -> dict[str, int]:
     return out
 
 
+def withdraw_domain(domain: str, dataset_dir: Path) -> list[str]:
+    """Delete ``domain``'s built configs (:data:`KINDS`; an imported ``<domain>-release`` stays) from
+    ``dataset_dir``; returns the configs removed.
+
+    Why: a rebuild of a domain that yields no pairs publishes nothing for it, and its configs from an
+    earlier build stayed in the folder, listed by the new card beside this build's settings: rows no
+    current build made, published with exit code 0.
+    """
+    removed = []
+    for kind in KINDS:
+        config = config_name(domain, kind)
+        folder = Path(dataset_dir) / DATA_DIR / config
+        shards = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        for shard in shards:
+            shard.unlink()
+        if shards:
+            removed.append(config)
+            if not any(folder.iterdir()):
+                folder.rmdir()
+    return removed
+
+
 def publish(
     workdirs: Sequence[WorkDir],
     dataset_dir: Path | None = None,
     *,
     build_info: Mapping[str, Any] | None = None,
+    withdraw: Sequence[str] = (),
 ) -> dict[str, int]:
-    """Publish every domain of ``workdirs`` and rewrite the dataset card over all configs present.
+    """Publish every domain of ``workdirs``, delete the built configs of the ``withdraw`` domains (built
+    now, with no pairs: :func:`withdraw_domain`), and rewrite the dataset card over all configs present.
+    Returns rows per config written, and 0 for each config withdrawn.
 
     Every work dir is checked (:meth:`WorkDir.require_consistent`) before anything is written, so a
     stale stage in one domain leaves the dataset folder as it was. ``build_info`` (seed, config,
@@ -249,7 +274,10 @@ def publish(
     counts: dict[str, int] = {}
     for wd in workdirs:
         counts.update(_write_domain(wd, dataset_dir))
-    write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
+    withdrawn = {c: 0 for d in withdraw for c in withdraw_domain(d, dataset_dir)}
+    counts.update(withdrawn)
+    if workdirs or withdrawn:
+        write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
     return counts
 
 
