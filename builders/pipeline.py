@@ -140,16 +140,20 @@ def build(
     strict: bool = False,
     log: TextIO | None = None,
     executor: Executor | None = None,
+    semantic_default: bool = True,
 ) -> list[DomainResult]:
     """Build ``domains`` (default: every category of the local source) and publish those with pairs.
 
     ``progress=False`` silences every bar, including those inside stages (:mod:`pqb.dataset.progress`).
+    ``semantic_default=False``: ``config.filters.semantic`` is the caller's decision (the CLI resolves
+    ``--semantic/--no-semantic`` itself), never turned on here.
     """
     from pqb.builders.publish.tables import publish as publish_dataset
     from pqb.builders.publish.tables import record_build_info
 
     log = log or sys.stderr
-    config = with_semantic_default(config)
+    if semantic_default:
+        config = with_semantic_default(config)
     t0 = time.perf_counter()
     if not domains:
         domains = discover_domains(source)

@@ -8,15 +8,17 @@ beside this build's settings, with exit code 0.
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
 
 import pytest
 from test_builders_publish import build_workdir
 
 from pqb.builders import pipeline
+from pqb.builders.errors import UsageError
 from pqb.builders.publish.layout import published_configs
 from pqb.builders.publish.tables import publish, write_config
-from pqb.builders.workdir import read_parquet
+from pqb.builders.workdir import WorkDir, read_parquet
 
 
 def _published(tmp_path: Path) -> Path:
@@ -61,3 +63,38 @@ def test_build_without_publishing_leaves_the_folder(tmp_path: Path, monkeypatch:
     pipeline.build(["video_games"], work=tmp_path / "work", dataset_dir=ds, progress=False, log=io.StringIO(),
                    publish=False)  # fmt: skip
     assert published_configs(ds) == before
+
+
+def test_publish_refuses_a_folder_holding_another_built_domain(tmp_path: Path) -> None:
+    """The card has one build block and provenance for the published work dirs only: another domain's
+    earlier rows in the folder were listed under this build's settings with no provenance, exit 0."""
+    ds = _published(tmp_path)
+    for kind in ("", "-corpus", "-queries", "-qrels", "-users"):  # toys, as an earlier `pqb-build all` left it
+        shutil.copytree(ds / "data" / f"video_games{kind}", ds / "data" / f"toys{kind}")
+    card = (ds / "README.md").read_bytes()
+    wd = WorkDir(tmp_path / "work", "video_games")
+    with pytest.raises(UsageError, match=r"already holds the built domain\(s\) toys"):
+        publish([wd], ds, build_info={"seed": 0})
+    assert (ds / "README.md").read_bytes() == card
+    publish([wd], ds, build_info={"seed": 0}, withdraw=["toys"])  # a build of toys that gave no pairs
+    assert "video_games" in published_configs(ds) and not any(c.startswith("toys") for c in published_configs(ds))
+
+
+def test_all_honours_no_semantic_for_a_model_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pqb-build all --backend llm --no-semantic` ran the semantic gate anyway (the pipeline switched it on
+    whenever MiniLM was installed), so `all` and `generate` built different candidate pools from one flag."""
+    from pqb.builders.cli import main
+
+    seen = []
+
+    def fake_domain(domain, work, config, **kwargs):
+        seen.append(config.filters.semantic)
+        return pipeline.DomainResult(domain, note="none")
+
+    monkeypatch.setattr(pipeline, "semantic_available", lambda *a: True)
+    monkeypatch.setattr(pipeline, "build_domain", fake_domain)
+    argv = ["all", "--domain", "video_games", "--workdir", str(tmp_path / "w"), "--dataset", str(tmp_path / "d"),
+            "--backend", "llm", "--generator-model", "some/model", "--no-publish", "--no-progress"]  # fmt: skip
+    main([*argv, "--no-semantic"])
+    main([*argv, "--semantic"])
+    assert seen == [False, True]

@@ -94,7 +94,31 @@ def test_row_mixing_dataset_builds_is_refused(full_run, tmp_path, capsys):
     with pytest.raises(DataError, match="different dataset builds") as exc:
         tidy_frame(load_runs([tmp_path]))
     assert "corpus config 'video_games-corpus'" in exc.value.details[0]
-    assert "0123456789abcdef in pqb_syntactic_video_games" in exc.value.details[0]
+    assert "0123456789abcdef in bm25: pqb_syntactic_video_games" in exc.value.details[0]
     assert main(["leaderboard", str(tmp_path), "--out", str(tmp_path / "lb"), "--no-plots", "--no-html"]) == 1
     assert "different dataset builds" in capsys.readouterr().err
     assert main(["compare-paper", str(tmp_path)]) == 1
+
+
+def test_two_models_on_different_dataset_builds_are_refused(full_run, tmp_path, capsys):
+    """Each model row is of one build, but bm25 ran on one corpus and 'other' on an edited copy: the
+    table put them side by side (Deg@1 ranked across corpora) with exit 0."""
+    _write(tmp_path, full_run, "01")
+    other = json.loads(json.dumps(full_run))
+    other["config"]["model"] = "other"
+    for task in other["dataset"]:
+        other["dataset"][task]["corpus_fingerprint"] = "0123456789abcdef"
+    _write(tmp_path, other, "02")
+    with pytest.raises(DataError, match="from different dataset builds") as exc:
+        tidy_frame(load_runs([tmp_path]))
+    assert "corpus config 'video_games-corpus'" in exc.value.details[0]
+    assert "other: pqb_" in exc.value.details[0] and "bm25: pqb_" in exc.value.details[0]
+    assert main(["leaderboard", str(tmp_path), "--out", str(tmp_path / "lb"), "--no-plots", "--no-html"]) == 1
+
+
+def test_two_models_on_one_build_share_the_table(full_run, tmp_path):
+    _write(tmp_path, full_run, "01")
+    other = json.loads(json.dumps(full_run))
+    other["config"]["model"] = "other"
+    _write(tmp_path, other, "02")
+    assert set(tidy_frame(load_runs([tmp_path])).model) == {"bm25", "other"}

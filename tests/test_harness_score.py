@@ -37,7 +37,7 @@ def test_round_trip_gives_identical_metrics(harness_run, tmp_path, task):
     run = (path.parent.parent / "details" / path.parent.name) / f"run_{task}_{stamp}.trec"
     scored = _score(ds, tmp_path, task, run)
     want = {k: v for k, v in original["results"][task].items() if k != "ties_touch_target"}
-    score_only = {"n_queries_missing_from_run", "n_run_docs_not_in_corpus"}
+    score_only = {"n_queries_missing_from_run", "n_run_docs_not_in_corpus", "n_queries_shallower_than_k"}
     got = {k: v for k, v in scored["results"][task].items() if k not in score_only}
     assert got == want  # every metric and CI, bit for bit
     assert all(scored["results"][task][k] == 0 for k in score_only)
@@ -224,3 +224,38 @@ def _score_with(ds: Path, out: Path, tasks: list[str], run: Path, lines: list[st
     assert main(["score", "--run", str(run), "--tasks", *tasks, "--dataset_path", str(ds), "--output_path", str(out),
                  "--name", "bm25"]) == 0  # fmt: skip
     return load_results(next((out / "bm25").glob("results_*.json")))
+
+
+def test_a_run_shallower_than_the_largest_k_is_counted_noted_and_refused_under_strict(harness_run, tmp_path, capsys):
+    """A top-1 run: targets below rank 1 are read as misses at every K above 1 (Hit@20 falls), which
+    trec_eval's convention allows but a PQB run never does; the count and a note say so."""
+    ds, path = harness_run
+    lines, kept, seen = _task_run(path, TASKS[1]), [], set()
+    for line in lines:
+        if line.split()[0] not in seen:
+            seen.add(line.split()[0])
+            kept.append(line)
+    (tmp_path / "top1.trec").write_text("\n".join(kept) + "\n")
+    scored = _score(ds, tmp_path / "out", TASKS[1], tmp_path / "top1.trec")["results"][TASKS[1]]
+    stamp = path.name.removeprefix("results_").removesuffix(".json")
+    qrels = (path.parent.parent / "details" / path.parent.name / f"qrels_{TASKS[1]}_{stamp}.txt").read_text()
+    target = {q.split()[0]: q.split()[2] for q in qrels.splitlines()}
+    err = capsys.readouterr().err
+    shallow = scored["n_queries_shallower_than_k"]
+    assert shallow == sum(1 for line in kept if line.split()[2] != target[line.split()[0]])
+    assert shallow > 0 and f"note: {TASKS[1]}: {shallow} of {scored['n_queries']} queries have fewer than 20" in err
+    assert main(["score", "--run", str(tmp_path / "top1.trec"), "--tasks", TASKS[1], "--dataset_path", str(ds),
+                 "--output_path", str(tmp_path / "strict"), "--strict"]) == 1  # fmt: skip
+    assert "--strict and" in capsys.readouterr().err
+
+
+def test_too_few_bootstrap_replicates_are_noted(harness_run, tmp_path, capsys):
+    ds, path = harness_run
+    run = path.parent.parent / "details" / path.parent.name
+    stamp = path.name.removeprefix("results_").removesuffix(".json")
+    argv = ["score", "--run", str(run / f"run_{TASKS[0]}_{stamp}.trec"), "--tasks", TASKS[0], "--dataset_path",
+            str(ds), "--output_path", str(tmp_path / "o")]  # fmt: skip
+    assert main([*argv, "--bootstrap_iters", "5"]) == 0
+    assert "a 95% percentile interval needs at least 40 replicates" in capsys.readouterr().err
+    assert main([*argv, "--bootstrap_iters", "40"]) == 0
+    assert "percentile interval" not in capsys.readouterr().err

@@ -76,7 +76,8 @@ def test_components_equal_the_heads_written_out(ckpt, cache):
 
 
 def test_paper_fusion_is_zscored_1_0_3_1_and_weighted_sum_is_flagembeddings(ckpt, cache):
-    r = create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"})
+    create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"}).index(CORPUS, cache_dir=cache)
+    r = create_retriever("bge-m3", {"pretrained": str(ckpt), "dtype": "fp32"})  # same cache, also when run alone
     r.index(CORPUS, cache_dir=cache)
     assert r.stats["index_cache_hits"] == 1 and r.stats["docs_encoded"] == 0
     p = r.component_scores(QUERIES)

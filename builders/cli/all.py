@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             args.domain, source=args.source, work=Path(args.workdir),
             dataset_dir=Path(args.dataset) if args.dataset else None, config=config,
             publish=not args.no_publish, force=args.force, progress=not args.no_progress, strict=args.strict,
-            executor=executor,
+            executor=executor, semantic_default=False,  # filter_config already applied --semantic's default
         )  # fmt: skip
     finally:
         executor.close()

@@ -267,6 +267,15 @@ def publish(
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     for wd in workdirs:
         wd.require_consistent()
+    mine = {wd.domain for wd in workdirs} | set(withdraw)
+    others = sorted({d for c in published_configs(dataset_dir) if "-release" not in c
+                     and (d := config_kind(c)[0]) not in mine})  # fmt: skip
+    if others:  # the card has one build block and provenance only for ``workdirs``
+        raise UsageError(
+            f"{dataset_dir} already holds the built domain(s) {', '.join(others)}, which this publish does "
+            "not cover: the new card would list their rows under this build's settings with no provenance; "
+            "publish every domain together (`pqb-build publish --workdir <root>`) or use another --dataset"
+        )
     if build_info is not None:
         record_build_info(workdirs, build_info)
     else:

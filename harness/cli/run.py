@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pqb.dataset.argtypes import batch_size, bootstrap_iters, non_negative_int, row_limit
-from pqb.harness.cli.argtypes import add_bootstrap_unit
+from pqb.harness.cli.argtypes import add_bootstrap_unit, bootstrap_note
 from pqb.harness.errors import DataError, UsageError
 
 HELP = "Evaluate a retriever on PQB tasks and write results_<timestamp>.json."
@@ -198,9 +198,8 @@ def _run(args: argparse.Namespace) -> int:
     from pqb.harness.registry import create_retriever, parse_model_args, system_name
 
     started, stamp = time.time(), timestamp()
-    if args.bootstrap_iters == 0:
-        print("note: --bootstrap_iters 0: no confidence intervals are computed (every CI is null, no <metric>_stderr is written)",
-              file=sys.stderr)  # fmt: skip
+    if note := bootstrap_note(args.bootstrap_iters):
+        print(note, file=sys.stderr)
     registry, tasks, groups = resolve_tasks(args)
     model_args = parse_model_args(args.model_args)
     system = system_name(args.model, model_args)

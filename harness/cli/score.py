@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pqb.dataset.argtypes import bootstrap_iters, non_negative_int, row_limit
-from pqb.harness.cli.argtypes import add_bootstrap_unit
+from pqb.harness.cli.argtypes import add_bootstrap_unit, bootstrap_note
 
 HELP = "Score TREC runs made by any system (Anserini, PyTerrier, ...) on PQB tasks; writes a results file."
 EPILOG = """examples:
@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         missing_note,
         read_runs,
         run_entries,
+        shallow_note,
         unknown_docs_note,
     )
     from pqb.harness.evaluation.results import (
@@ -76,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from pqb.harness.evaluation.resume import resume_inputs
 
     started, stamp = time.time(), timestamp()
+    if note := bootstrap_note(args.bootstrap_iters):
+        print(note, file=sys.stderr)
     trec = read_runs([Path(p.strip()) for p in args.run.split(",") if p.strip()])
     name = args.name or trec.tag or "external"
     registry, tasks, groups = resolve_tasks(args)
@@ -95,9 +98,14 @@ def run(args: argparse.Namespace) -> int:
     for task, data in sorted(loaded.items()):
         match = run_entries(data, trec)
         check_documents(task, data, match, strict=args.strict)
+        if match.n_shallow and args.strict:
+            raise DataError(f"--strict and {shallow_note(task, data, match).removeprefix('note: ')}")
         missing[task], unknown[task] = match.n_missing, match.n_docs_unknown
         output.outcomes[task] = _finish_task(data, match.entries, opts, {
-            "n_queries_missing_from_run": match.n_missing, "n_run_docs_not_in_corpus": match.n_docs_unknown})  # fmt: skip
+            "n_queries_missing_from_run": match.n_missing, "n_run_docs_not_in_corpus": match.n_docs_unknown,
+            "n_queries_shallower_than_k": match.n_shallow})  # fmt: skip
+        if match.n_shallow:
+            print(shallow_note(task, data, match), file=sys.stderr)
         if match.n_missing:
             print(missing_note(task, data, trec, match.n_missing), file=sys.stderr)
         if match.n_docs_unknown:

@@ -142,6 +142,11 @@ class RunMatch:
     """Run lines of the task's queries whose document id is in the corpus."""
     unknown_examples: list[str] = field(default_factory=list)
     """The first :data:`UNKNOWN_DOC_EXAMPLES` of them as ``file:line: document 'x'``."""
+    n_shallow: int = 0
+    """Ranked queries whose list is shorter than the task's largest K and lacks the target: their rank is
+    unknown beyond the list, so Hit@K (Flip@K, Deg@K) at a K past the list reads them as misses."""
+    min_depth: int | None = None
+    """The shortest list among those queries."""
 
 
 def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
@@ -161,6 +166,9 @@ def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
             rank = float(docs.index(target) + 1)
         except ValueError:
             rank = float("inf")
+            if len(docs) < max(data.cfg.k_values):
+                match.n_shallow += 1
+                match.min_depth = min(len(docs), match.min_depth if match.min_depth is not None else len(docs))
         idx = np.asarray([pos.get(d, -1) for d in docs], dtype=np.int64)
         unknown = np.flatnonzero(idx < 0)
         match.n_docs_unknown += len(unknown)
@@ -218,3 +226,11 @@ def missing_note(task: str, data: TaskData, run: TrecRun, n_missing: int) -> str
         f"`pqb-harness run --tasks {task} --log_samples` (details/<model>/samples_{task}_<ts>.jsonl), or apply "
         f"each row's first {dose} error_chain edits (pqb.dataset.schema.apply_edits), and rank them under those ids"
     )
+
+
+def shallow_note(task: str, data: TaskData, match: RunMatch) -> str:
+    """The ``note:`` line for queries whose list ends before the task's largest K without the target."""
+    k = max(data.cfg.k_values)
+    return (f"note: {task}: {match.n_shallow} of {len(data.pairs.query_ids)} queries have fewer than {k} documents "
+            f"in the run (as few as {match.min_depth}) and not the target: Hit@K, Flip@K and Deg@K at K above "
+            f"the list read them as misses (--strict refuses); write at least {k} documents per query")  # fmt: skip
