@@ -259,3 +259,35 @@ def test_too_few_bootstrap_replicates_are_noted(harness_run, tmp_path, capsys):
     assert "a 95% percentile interval needs at least 40 replicates" in capsys.readouterr().err
     assert main([*argv, "--bootstrap_iters", "40"]) == 0
     assert "percentile interval" not in capsys.readouterr().err
+
+
+def test_two_run_files_named_by_one_tag_are_noted_in_the_leaderboard(harness_run, tmp_path, caplog):
+    """Anserini tags every run 'Anserini': system A scored on both tasks, then system B on the error task,
+    both unnamed, made one leaderboard row (A's syntactic numbers, B's error numbers) without a word."""
+    import logging
+
+    from pqb.harness.reporting.collect import load_runs, tidy_frame
+
+    ds, path = harness_run
+    a = tmp_path / "a.trec"
+    a.write_text("\n".join(_task_run(path, TASKS[0]) + _task_run(path, TASKS[1])) + "\n")
+    b_lines = _task_run(path, TASKS[1])
+    b_lines[0], b_lines[1] = b_lines[1], b_lines[0]  # another system: other bytes (same tag)
+    b = tmp_path / "b.trec"
+    b.write_text("\n".join(b_lines) + "\n")
+    out = tmp_path / "out"
+    for run, tasks in ((a, ",".join(TASKS)), (b, TASKS[1])):
+        assert main(["score", "--run", str(run), "--tasks", tasks, "--dataset_path", str(ds), "--output_path",
+                     str(out), "--bootstrap_iters", "0"]) == 0  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="pqb.harness.reporting.collect"):
+        tidy_frame(load_runs([out]))
+    notes = [r.getMessage() for r in caplog.records if "named by their run tag" in r.getMessage()]
+    assert len(notes) == 1 and "'bm25'" in notes[0] and TASKS[0] in notes[0]
+    caplog.clear()
+    named = tmp_path / "named"
+    for run, tasks in ((a, TASKS[0]), (b, TASKS[1])):  # one system, one file per task, named: no note
+        assert main(["score", "--run", str(run), "--tasks", tasks, "--name", "mine", "--dataset_path", str(ds),
+                     "--output_path", str(named), "--bootstrap_iters", "0"]) == 0  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="pqb.harness.reporting.collect"):
+        tidy_frame(load_runs([named]))
+    assert not [r for r in caplog.records if "named by their run tag" in r.getMessage()]

@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": None, "batch_size": None,
         "bootstrap": bootstrap_config(args),
         "external_run": {"files": trec.files, "missing_query": "counted as a miss: unranked, no hit, RR 0",
+                         "named_by": "--name" if args.name else "run tag" if trec.tag else "default",
                          "n_queries_missing": missing,
                          "unknown_document": "a run line whose document is not in the corpus: never a hit; "
                                              "counted, refused under --strict",

@@ -300,10 +300,12 @@ def load_runs(paths: Iterable[Path], *, include_limited: bool = False) -> list[R
         if len(settings_by_name[run.model]) > 1 and run.settings else run
         for run in relabelled
     ]  # fmt: skip
-    return [  # included on request: a subset's numbers are a row of their own, never a full run's
+    labelled = [  # included on request: a subset's numbers are a row of their own, never a full run's
         Run(**{**run.__dict__, "model": f"{run.model} [limit={run.limit}]"}) if run.limit is not None else run
         for run in relabelled
     ]
+    note_untold_external_systems(_newest(labelled))
+    return labelled
 
 
 def _source_name(path: Path, roots: Sequence[Path]) -> str:
@@ -351,12 +353,51 @@ def select_newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
 
     Raises :class:`DataError` when one model's selected tasks were evaluated on different dataset
     builds (:func:`check_one_build`): its domain averages would mix them."""
+    chosen = _newest(runs)
+    check_one_build(chosen)
+    return chosen
+
+
+def _newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
     chosen: dict[tuple[str, str], Run] = {}
     for run in sorted(runs, key=_run_order):
         for task in run.data.get("results") or {}:
             chosen[(run.model, task)] = run  # later (newer) runs overwrite
-    check_one_build(chosen)
     return chosen
+
+
+def note_untold_external_systems(chosen: Mapping[tuple[str, str], Run]) -> None:
+    """One ``note:`` per model row assembled from ``score`` runs of different run files when a name came
+    from the run tag rather than ``--name``.
+
+    Why: Anserini and pyserini tag every run "Anserini", so two systems scored without ``--name`` became one
+    row (syntactic numbers of one, error numbers of the other). One system scored from one file per task
+    looks the same, so this is a note, not a refusal."""
+    by_model: dict[str, dict[tuple[str, ...], list[str]]] = {}
+    tagged: set[str] = set()
+    for (model, task), run in sorted(chosen.items()):
+        external = run.config.get("external_run")
+        if not isinstance(external, Mapping):
+            continue
+        files = tuple(
+            sorted(
+                str(f.get("sha256", ""))[:12] for f in external.get("files") or [] if isinstance(f, Mapping)
+            )
+        )
+        by_model.setdefault(model, {}).setdefault(files, []).append(task)
+        if external.get("named_by", "run tag") != "--name":  # files before `named_by` existed: unknown
+            tagged.add(model)
+    for model, groups in sorted(by_model.items()):
+        if len(groups) > 1 and model in tagged:
+            parts = "; ".join(
+                f"{', '.join(tasks)} from run file(s) {'+'.join(files)}" for files, tasks in groups.items()
+            )
+            logger.warning(
+                "note: row %r joins `score` runs of different run files, named by their run tag: %s. If these are "
+                "different systems, score each with its own --name",
+                model,
+                parts,
+            )
 
 
 def _data_keys(run: Run, task: str) -> list[tuple[str, str, str]]:
