@@ -98,3 +98,14 @@ def test_all_honours_no_semantic_for_a_model_backend(tmp_path: Path, monkeypatch
     main([*argv, "--no-semantic"])
     main([*argv, "--semantic"])
     assert seen == [False, True]
+
+
+def test_a_build_with_nothing_to_publish_or_withdraw_leaves_another_domain_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _published(tmp_path)
+    card = (ds / "README.md").read_bytes()
+    monkeypatch.setattr(pipeline, "build_domain", lambda d, *a, **k: pipeline.DomainResult(d, note="no targets"))
+    results = pipeline.build(["software"], work=tmp_path / "work", dataset_dir=ds, progress=False, log=io.StringIO())
+    assert results[0].note == "no targets" and (ds / "README.md").read_bytes() == card
+    assert "video_games" in published_configs(ds)

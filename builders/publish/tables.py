@@ -267,9 +267,10 @@ def publish(
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     for wd in workdirs:
         wd.require_consistent()
-    mine = {wd.domain for wd in workdirs} | set(withdraw)
-    others = sorted({d for c in published_configs(dataset_dir) if "-release" not in c
-                     and (d := config_kind(c)[0]) not in mine})  # fmt: skip
+    built = {config_kind(c) for c in published_configs(dataset_dir) if config_kind(c)[1] in KINDS}
+    if not workdirs and not any(domain in withdraw for domain, _ in built):
+        return {}  # nothing to write or withdraw: the folder and its card stay as they are
+    others = sorted({domain for domain, _ in built} - {wd.domain for wd in workdirs} - set(withdraw))
     if others:  # the card has one build block and provenance only for ``workdirs``
         raise UsageError(
             f"{dataset_dir} already holds the built domain(s) {', '.join(others)}, which this publish does "
@@ -283,10 +284,8 @@ def publish(
     counts: dict[str, int] = {}
     for wd in workdirs:
         counts.update(_write_domain(wd, dataset_dir))
-    withdrawn = {c: 0 for d in withdraw for c in withdraw_domain(d, dataset_dir)}
-    counts.update(withdrawn)
-    if workdirs or withdrawn:
-        write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
+    counts.update({c: 0 for d in withdraw for c in withdraw_domain(d, dataset_dir)})
+    write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
     return counts
 
 
