@@ -290,7 +290,7 @@ def test_ls_tasks_marks_local_data_and_notes_the_rest(installed, tiny, capsys) -
 def test_run_on_a_group_notes_tasks_without_data_in_one_line(installed, tiny, capsys) -> None:
     (installed / "pqb_dataset").symlink_to(tiny)
     code, out, err = run(capsys, "run", "--model", "bm25", "--tasks", "syntactic", "--output_path", "o",
-                         "--bootstrap_iters", "10", "--no-progress", "--verbosity", "WARNING")  # fmt: skip
+                         "--bootstrap_iters", "40", "--no-progress", "--verbosity", "WARNING")  # fmt: skip
     assert code == 0, err
     notes = [line for line in err.splitlines() if line.strip()]
     assert len(notes) == 1 and notes[0].startswith("note: ") and "pqb_syntactic_baby_products" in notes[0]
