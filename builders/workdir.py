@@ -540,7 +540,13 @@ class Stage:
 
     def cached(self, force: bool = False) -> dict[str, Any] | None:
         """The recorded stats marked ``skipped`` when the stage is fresh and not forced, else ``None``:
-        every stage starts with ``if (done := stage.cached(force)) is not None: return done``."""
+        every stage starts with ``if (done := stage.cached(force)) is not None: return done``.
+
+        The inputs are hashed here, before the stage reads them, also under ``force``: :meth:`done` records
+        these digests. Hashed at :meth:`done`, after the reads, a source edited while a forced stage read it
+        was recorded as it was after the run, and its old content's outputs were then taken as built.
+        """
+        _ = self.input_digests
         if force or not self.is_fresh():
             return None
         return {**self.workdir.manifest["stages"][self.name].get("stats", {}), "skipped": True}

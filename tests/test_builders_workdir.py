@@ -127,3 +127,19 @@ def test_the_code_fingerprint_covers_the_dataset_package_by_relative_path(tmp_pa
     (copies["builders"] / "cli" / "a").mkdir()
     (copies["builders"] / "cli" / "all.py").rename(copies["builders"] / "cli" / "a" / "all.py")
     assert workdir.source_digest(copies) != base
+
+
+def test_a_source_edited_while_a_forced_stage_reads_it_leaves_the_stage_stale(tmp_path) -> None:
+    """Under --force the inputs were first hashed by done(), after the reads: the manifest named the edited
+    file while the outputs came from the old one, and every later run took the stage as built."""
+    source = tmp_path / "meta.jsonl"
+    source.write_text("old title\n")
+    wd = WorkDir(tmp_path / "work", "toy")
+    stage = wd.stage("ingest", [source], {}, ["products.txt"])
+    assert stage.cached(force=True) is None
+    wd.file("products.txt").write_text(source.read_text())  # the stage reads its input ...
+    source.write_text("new title\n")  # ... and the file changes before the stage ends
+    stage.done({"rows": 1})
+    assert not wd.stage("ingest", [source], {}, ["products.txt"]).is_fresh()
+    recorded = dict(_source_files(wd))["meta.jsonl"]
+    assert recorded == hashlib.sha256(b"old title\n").hexdigest()  # the card cites the file as read

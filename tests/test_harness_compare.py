@@ -128,6 +128,24 @@ def test_compare_refuses_different_fingerprints(two_runs):
                  "--permutations", "10"]) == 0  # a file against itself is fine  # fmt: skip
 
 
+def test_compare_refuses_different_task_settings(two_runs, tmp_path, capsys):
+    """Same task name, other YAML (k_values [1, 10, 1000], rr_cutoff 1000 in A): compare scored both runs with
+    A's config, so B's ranks past its own depth of 200 were misses (Hit@1000 64.29 vs 12.38, p = 0.001, for
+    two identical rankings)."""
+    a, b = (load_results(p) for p in two_runs)
+    b["configs"]["pqb_error_video_games"]["k_values"] = [1, 10, 1000]
+    b["configs"]["pqb_error_video_games"]["rr_cutoff"] = 1000
+    with pytest.raises(DataError, match="different task settings") as exc:
+        common_tasks(a, b)
+    assert "k_values [1, 5, 10, 20] vs [1, 10, 1000]" in str(exc.value) and "rr_cutoff 200 vs 1000" in str(exc.value)
+    raw = json.loads(two_runs[1].read_text())
+    raw["configs"]["pqb_error_video_games"]["k_values"] = [1, 10, 1000]
+    edited = tmp_path / "b.json"
+    edited.write_text(json.dumps(raw))
+    assert main(["compare", str(two_runs[0]), str(edited), "--bootstrap_iters", "5", "--permutations", "5"]) == 1
+    assert "different task settings" in capsys.readouterr().err
+
+
 def test_compare_refuses_a_changed_dataset(two_runs, tmp_path):
     other = make_tiny_dataset(tmp_path / "ds2", ("video_games",))
     rows = next(Path(other).rglob("video_games/*.parquet"))

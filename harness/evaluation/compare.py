@@ -52,6 +52,13 @@ from pqb.harness.task_registry import TaskConfig, task_from_dict
 
 ALPHA = 0.05
 
+COMPARED_TASK_FIELDS = (
+    "dataset_name", "test_split", "corpus_name", "pair_type", "k_values", "rr_cutoff", "metric_list",
+    "macro_average", "similarity_gate", "error_dose", "metadata",
+)  # fmt: skip
+"""Task settings both runs must share: compare scores both from run A's config, and a run's stored ranks
+are exact only up to the depth its own config asked for (max(200, rr_cutoff, every K))."""
+
 
 @dataclass
 class PairedTask:
@@ -91,6 +98,13 @@ def common_tasks(
                     f"refusing to compare {t}: the runs evaluated different data ({key} {da.get(key)} vs "
                     f"{db.get(key)}); rerun both systems on the same dataset build (and --limit)"
                 )
+        ca, cb = (a.get("configs") or {}).get(t) or {}, (b.get("configs") or {}).get(t) or {}
+        diffs = [f"{k} {ca.get(k)!r} vs {cb.get(k)!r}" for k in COMPARED_TASK_FIELDS if ca.get(k) != cb.get(k)]
+        if diffs:
+            raise DataError(
+                f"refusing to compare {t}: the runs used different task settings ({'; '.join(diffs)}); "
+                "rerun both systems with the same task YAML"
+            )
     return tasks
 
 
