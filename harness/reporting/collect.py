@@ -351,8 +351,8 @@ def _run_order(run: Run) -> tuple[float, str, str, str]:
 def select_newest(runs: Sequence[Run]) -> dict[tuple[str, str], Run]:
     """``{(model, task): run}``: for each model and task, the newest run holding that task.
 
-    Raises :class:`DataError` when one model's selected tasks were evaluated on different dataset
-    builds (:func:`check_one_build`): its domain averages would mix them."""
+    Raises :class:`DataError` when the selected runs evaluated one config on different dataset builds
+    (:func:`check_one_build`): a row's domain averages, or two rows side by side, would mix them."""
     chosen = _newest(runs)
     check_one_build(chosen)
     return chosen
@@ -415,10 +415,11 @@ def _data_keys(run: Run, task: str) -> list[tuple[str, str, str]]:
 
 
 def check_one_build(chosen: Mapping[tuple[str, str], Run]) -> None:
-    """Refuse a model row whose tasks come from different dataset builds: two tasks that read the same
-    corpus config (or the same rows config, undosed) with different fingerprints. The newest run per
-    task can be of an older build when the newest run did not hold every task; its numbers would be
-    averaged with the others' without a mark."""
+    """Refuse selected runs that read the same corpus config (or the same rows config, undosed and
+    unlimited) with different fingerprints, within a model row or across rows. Within a row, the newest
+    run per task can be of an older build when the newest run did not hold every task: its numbers
+    would be averaged with the others' without a mark. Across rows, two systems measured on different
+    builds were ranked side by side (an edited corpus copy's run marked least robust)."""
     seen: dict[tuple[str, str], dict[str, list[str]]] = {}
     for (model, task), run in sorted(chosen.items()):
         for kind, config, fingerprint in _data_keys(run, task):
