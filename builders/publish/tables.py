@@ -267,7 +267,7 @@ def publish(
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
     for wd in workdirs:
         wd.require_consistent()
-    built = {config_kind(c) for c in published_configs(dataset_dir) if config_kind(c)[1] in KINDS}
+    built = {(d, kind) for d, kind in map(config_kind, published_configs(dataset_dir)) if kind in KINDS}
     if not workdirs and not any(domain in withdraw for domain, _ in built):
         return {}  # nothing to write or withdraw: the folder and its card stay as they are
     others = sorted({domain for domain, _ in built} - {wd.domain for wd in workdirs} - set(withdraw))

@@ -98,8 +98,6 @@ def run(args: argparse.Namespace) -> int:
     for task, data in sorted(loaded.items()):
         match = run_entries(data, trec)
         check_documents(task, data, match, strict=args.strict)
-        if match.n_shallow and args.strict:
-            raise DataError(f"--strict and {shallow_note(task, data, match).removeprefix('note: ')}")
         missing[task], unknown[task] = match.n_missing, match.n_docs_unknown
         output.outcomes[task] = _finish_task(data, match.entries, opts, {
             "n_queries_missing_from_run": match.n_missing, "n_run_docs_not_in_corpus": match.n_docs_unknown,

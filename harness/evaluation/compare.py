@@ -48,16 +48,15 @@ from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.evaluator import TaskData, load_tasks
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.evaluation.results import stored_ranks
+from pqb.harness.evaluation.resume import SHAPING_TASK_FIELDS
 from pqb.harness.task_registry import TaskConfig, task_from_dict
 
 ALPHA = 0.05
 
-COMPARED_TASK_FIELDS = (
-    "dataset_name", "test_split", "corpus_name", "pair_type", "k_values", "rr_cutoff", "metric_list",
-    "macro_average", "similarity_gate", "error_dose", "metadata",
-)  # fmt: skip
-"""Task settings both runs must share: compare scores both from run A's config, and a run's stored ranks
-are exact only up to the depth its own config asked for (max(200, rr_cutoff, every K))."""
+COMPARED_TASK_FIELDS = (*(f for f in SHAPING_TASK_FIELDS if f not in ("main_score", "run_depth")), "error_dose")
+"""Task settings both runs must share: the resume key's score-shaping fields (less the headline metric's
+name and the TREC file depth, which leave the stored ranks as they are) and the dose. Compare scores both
+runs from run A's config, and a run's stored ranks are exact only up to its own config's depth."""
 
 
 @dataclass

@@ -168,7 +168,7 @@ def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
             rank = float("inf")
             if len(docs) < max(data.cfg.k_values):
                 match.n_shallow += 1
-                match.min_depth = min(len(docs), match.min_depth if match.min_depth is not None else len(docs))
+                match.min_depth = min(len(docs), match.min_depth or len(docs))
         idx = np.asarray([pos.get(d, -1) for d in docs], dtype=np.int64)
         unknown = np.flatnonzero(idx < 0)
         match.n_docs_unknown += len(unknown)
@@ -182,7 +182,9 @@ def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
 def check_documents(task: str, data: TaskData, match: RunMatch, *, strict: bool = False) -> None:
     """Refuse a task whose run lines name no document of its corpus (nothing could ever be a hit, and
     Flip/Deg = 0 would read as perfect robustness) and, with ``strict``, any run line naming a document
-    that is not in the corpus."""
+    that is not in the corpus, or a query whose list ends before the largest K without the target."""
+    if strict and match.n_shallow:
+        raise DataError(f"--strict and {shallow_note(task, data, match).removeprefix('note: ')}")
     if not match.n_docs_unknown:
         return
     what = (f"{match.n_docs_unknown} run line(s) of {task}'s queries name a document id that is not in its "
