@@ -75,3 +75,19 @@ def test_group_entry_splits_by_pair_type():
     mixed = group_entries("g", ["s", "e"], res, {}, {"s": "syntactic", "e": "error"})
     assert set(mixed) == {"g/syntactic", "g/error"} and mixed["g/syntactic"]["flip@10"] == 0.1
     assert mixed["g/error"]["flip@10"] == 0.02  # not 0.06, the old mean
+
+
+def test_group_mean_of_an_undefined_member_is_undefined_whether_computed_or_reused():
+    """A member's undefined metric (flip@10_ratio when every side hit) is NaN when computed now and null
+    when reused from a file (``--overwrite only-missing``). Both leave the group mean undefined, as the
+    members' all-NaN replicates leave its CI: dropping the null averaged one domain under a two-domain
+    label (1.03 in a resumed run, null in an uninterrupted one)."""
+    reps = {"a": {"flip@10_ratio": np.full(40, np.nan)}, "b": {"flip@10_ratio": np.full(40, 1.03)}}
+    computed = {"a": {"alias": "a", "flip@10_ratio": float("nan"), "flip@10_ratio_ci_lower": float("nan")},
+                "b": {"alias": "b", "flip@10_ratio": 1.03, "flip@10_ratio_ci_lower": 1.0}}  # fmt: skip
+    reused = {**computed, "a": {**computed["a"], "flip@10_ratio": None, "flip@10_ratio_ci_lower": None}}
+    types = {"a": "error", "b": "error"}
+    for res in (computed, reused):
+        entry = group_entries("g", ["a", "b"], res, reps, types)["g"]
+        assert np.isnan(entry["flip@10_ratio"])  # not 1.03, b's value alone
+        assert entry["flip@10_ratio_ci_lower"] is None or np.isnan(entry["flip@10_ratio_ci_lower"])

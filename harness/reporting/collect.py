@@ -466,13 +466,21 @@ def _metric_rows(block: Mapping[str, Any]) -> Iterable[tuple[str, float, float |
                 yield f"{SATURATED_PREFIX}{k}", float(k in block["saturated_at"]), None, None
 
 
-def _n_for(metric: str, pair_type: str | None, block: Mapping[str, Any]) -> int | None:
-    """Pairs for paired metrics; queries for syntactic effectiveness (each query counts once)."""
+def _n_for(
+    metric: str, pair_type: str | None, block: Mapping[str, Any], config: Mapping[str, Any] | None = None
+) -> int | None:
+    """Pairs for paired metrics; queries for syntactic effectiveness (each query counts once).
+
+    The pairs are those a metric averages: with the authors' cosine gate, the ``n_pairs_gated`` it kept
+    (14 of 105, not 105). Their per-ASIN RRstd (``macro_average``) averages ASINs, which no count
+    records: no n rather than a count of something else."""
     per_query = pair_type in PAIR_TYPES and PAIR_TYPES[pair_type].effectiveness_per_query
     if per_query and not (metric.startswith("flip@") or metric == "rrstd"):
         value = block.get("n_queries", block.get("n_pairs"))
+    elif metric == "rrstd" and (config or {}).get("macro_average"):
+        return None
     else:
-        value = block.get("n_pairs", block.get("n_queries"))
+        value = block.get("n_pairs_gated", block.get("n_pairs", block.get("n_queries")))
     return int(value) if isinstance(value, int | float) else None
 
 
@@ -497,7 +505,12 @@ def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[
     runs = {id(r): r for r in picks.values()}
     ks = task_k_values(picks[tasks[0]], tasks[0])
     blocks = {t: picks[t].data["results"][t] for t in tasks}
-    n_total = sum(int(b.get("n_pairs", 0) or 0) for b in blocks.values())
+
+    def n_total(metric: str) -> int | None:
+        """The metric's own n summed over domains: queries for syntactic effectiveness, as its domain rows."""
+        ns = [_n_for(metric, pair_type, b, (picks[t].data.get("configs") or {}).get(t)) for t, b in blocks.items()]
+        return None if any(n is None for n in ns) else sum(ns)
+
     if len(runs) == 1:
         run = next(iter(runs.values()))
         group = (run.data.get("groups") or {}).get(pair_type)
@@ -514,7 +527,7 @@ def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[
                     "value": value,
                     "ci_low": lo,
                     "ci_high": hi,
-                    "n": n_total,
+                    "n": n_total(metric),
                     "aggregation": f"groups:{len(tasks)} domains",
                 }
                 for metric, value, lo, hi in _metric_rows(group)
@@ -536,7 +549,7 @@ def _average_rows(model: str, pair_type: str, picks: Mapping[str, Run]) -> list[
                 "value": sum(values) / len(values),
                 "ci_low": None,
                 "ci_high": None,
-                "n": n_total,
+                "n": n_total(metric),
                 "aggregation": f"recomputed-mean:{len(tasks)} domains",
             }
         )
@@ -572,7 +585,7 @@ def tidy_frame(runs: Sequence[Run], *, all_runs: bool = False) -> pd.DataFrame:
                         "value": value,
                         "ci_low": lo,
                         "ci_high": hi,
-                        "n": _n_for(metric, pair_type, block),
+                        "n": _n_for(metric, pair_type, block, (run.data.get("configs") or {}).get(task)),
                         "aggregation": "domain",
                         "selected": selected,
                     }
