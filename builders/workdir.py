@@ -379,10 +379,22 @@ class WorkDir:
         return self._reload()
 
     def stage(
-        self, name: str, inputs: Iterable[Path | str], config: Mapping[str, Any], outputs: Iterable[str]
+        self,
+        name: str,
+        inputs: Iterable[Path | str],
+        config: Mapping[str, Any],
+        outputs: Iterable[str],
+        *,
+        digests: Mapping[str, str | None] | None = None,
     ) -> Stage:
         """The stage's bookkeeping; a missing artifact of an earlier stage is a usage error that names
-        the stage to run first (not a traceback from the first reader that trips on it)."""
+        the stage to run first (not a traceback from the first reader that trips on it).
+
+        ``digests``: the inputs' :func:`hash_inputs`, taken before a stage that must read an input to
+        know its own config (the errors stage's lexicon, generate's surface habits, pair's injector)
+        read it. Hashed here, after that read, an input rewritten in between (another ``pqb-build`` on
+        the same work dir) was recorded with its new bytes beside outputs made from the old ones, and
+        every later run took the stage as built."""
         inputs = list(inputs)
         for p in inputs:
             path = Path(p)
@@ -395,7 +407,10 @@ class WorkDir:
                 )
             if self.path in path.parents:
                 self._check_input_unchanged(path)
-        return Stage(self, name, inputs, dict(config), list(outputs))
+        stage = Stage(self, name, inputs, dict(config), list(outputs))
+        if digests is not None:
+            stage.input_digests = {str(p): digests[str(p)] for p in inputs}
+        return stage
 
     def _check_input_unchanged(self, path: Path) -> None:
         """An artifact another stage wrote must still have the sha256 that stage recorded.
@@ -516,6 +531,11 @@ def _fingerprint_holds(rec: Mapping[str, Any]) -> bool:
         return False
 
 
+def hash_inputs(inputs: Iterable[Path | str]) -> dict[str, str | None]:
+    """sha256 of each input (a folder by content; ``None`` when missing), keyed by its path as given."""
+    return {str(p): sha256_path(p) for p in inputs}
+
+
 @dataclass
 class Stage:
     """A stage's bookkeeping: :meth:`cached` first, :meth:`done` after writing the outputs."""
@@ -532,7 +552,7 @@ class Stage:
         """sha256 of each input (a folder by content; ``None`` when missing), read once per stage run:
         the fingerprint, the raw sources and the work-dir inputs :meth:`done` records all come from it
         (each hashed the inputs again, so a multi-GB review file was read three times)."""
-        return {str(p): sha256_path(p) for p in self.inputs}
+        return hash_inputs(self.inputs)
 
     @property
     def fingerprint(self) -> str:

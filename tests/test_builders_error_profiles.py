@@ -205,3 +205,26 @@ def test_user_chunks_cut_at_user_boundaries_across_batches() -> None:
     assert _user_chunks(starts, len(rows), 4) == [(0, 5), (5, 9)]
     assert _user_chunks(starts, len(rows), 100) == [(0, 9)]
     assert _user_chunks(np.zeros(0, np.int64), 0, 2) == []
+
+
+def test_sentences_rewritten_while_the_stage_reads_them_leave_it_stale(tmp_path: Path, monkeypatch) -> None:
+    """The stage reads its sentences before it knows its config (the corrector's lexicon comes from them).
+    Hashed only afterwards, a sentences file rewritten in between (another ``pqb-build users`` on the same
+    work dir) was recorded with its new bytes beside profiles of the old ones, and the next run skipped."""
+    wd = make_workdir(tmp_path)
+    path = wd.path / "sentences.parquet"
+    read = profiles_mod._sentence_table
+
+    def read_then_rewrite(workdir: WorkDir):
+        out = read(workdir)
+        rows = [{**r, "text": r["text"].replace("gsme", "game")} for r in read_parquet(path).to_pylist()]
+        write_parquet(pa.Table.from_pylist(rows), path)
+        return out
+
+    monkeypatch.setattr(profiles_mod, "_sentence_table", read_then_rewrite)
+    run_errors(wd, BuildConfig(), corrector=FakeCorrector())  # profiles of the sentences as read
+    assert ErrorProfiles.load(wd).users["u_keys"]["mechanisms"] == {"keyboard_adjacent": 5}
+    monkeypatch.setattr(profiles_mod, "_sentence_table", read)
+    again = run_errors(WorkDir(tmp_path, "toy"), BuildConfig(), corrector=FakeCorrector())
+    assert not again.get("skipped"), "profiles of the old sentences were taken as built"
+    assert ErrorProfiles.load(wd).users["u_keys"]["mechanisms"] == {"keyboard_adjacent": 4}

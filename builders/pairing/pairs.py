@@ -39,6 +39,7 @@ from pqb.builders.workdir import (
     PRODUCTS,
     SYNTAX_DIR,
     WorkDir,
+    hash_inputs,
     read_parquet,
     write_parquet,
 )
@@ -336,6 +337,7 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
         else []
     )
     inputs += sorted(p for p in (workdir.path / SYNTAX_DIR).glob("*") if p.is_file())
+    digests = hash_inputs(inputs)  # before the injector reads the profiles and links (WorkDir.stage)
     injector = None
     if config.inject_errors:
         from pqb.builders.writing_errors.injection import ErrorInjector
@@ -347,7 +349,7 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
             users=read_parquet(workdir.file(LINKS), columns=["user_id"]).column("user_id").to_pylist(),
         )
     params = {"seed": seed, **config.as_dict(), "injector": injector.settings() if injector else None}
-    stage = workdir.stage("pair", inputs, params, [PAIRS])
+    stage = workdir.stage("pair", inputs, params, [PAIRS], digests=digests)
     if (done := stage.cached(force)) is not None:
         return done
     from pqb.builders.syntax.encoder import SyntaxEncoder

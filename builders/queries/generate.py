@@ -42,6 +42,7 @@ from pqb.builders.workdir import (
     REVIEWS,
     WorkDir,
     checkpoint_identity,
+    hash_inputs,
     read_parquet,
     write_parquet,
 )
@@ -281,11 +282,13 @@ def run_generate(
     backend, n, seed, filter_config = cfg.generator, cfg.n_candidates, cfg.seed, cfg.filters
     kwargs = dict(cfg.generator_kwargs)
     inputs = [workdir.file(PRODUCTS)]
-    if backend == "realizer" and "habits" not in kwargs:
-        reviews = workdir.path / REVIEWS
-        texts = read_parquet(reviews).column("text").to_pylist() if reviews.is_file() else []
+    measure = backend == "realizer" and "habits" not in kwargs
+    reviews = workdir.path / REVIEWS
+    inputs += [reviews] if measure and reviews.is_file() else []
+    digests = hash_inputs(inputs)  # before the habits read the reviews (WorkDir.stage)
+    if measure:
+        texts = read_parquet(reviews).column("text").to_pylist() if reviews in inputs else []
         kwargs["habits"] = SurfaceHabits.measure(texts).as_dict()
-        inputs += [reviews] if reviews.is_file() else []
     config = {
         "backend": backend,
         "n": n,
@@ -295,7 +298,7 @@ def run_generate(
     }
     if identities := model_identities(backend, kwargs, filter_config):
         config["model_identity"] = identities
-    stage = workdir.stage("generate", inputs, config, [CANDIDATES])
+    stage = workdir.stage("generate", inputs, config, [CANDIDATES], digests=digests)
     if (done := stage.cached(force)) is not None:
         return done
     generator = get_generator(backend, **kwargs)

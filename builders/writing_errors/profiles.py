@@ -42,6 +42,7 @@ from pqb.builders.workdir import (
     SENTENCES,
     USERS,
     WorkDir,
+    hash_inputs,
     library_versions,
     read_parquet,
     write_parquet,
@@ -625,7 +626,11 @@ def _sentence_table(wd: WorkDir) -> tuple[pa.Table, pa.Table | None]:
 
 
 def _recorded_corrector_fresh(
-    workdir: WorkDir, inputs: Sequence[Path], config: Callable[[str], dict[str, Any]], backend: str
+    workdir: WorkDir,
+    inputs: Sequence[Path],
+    config: Callable[[str], dict[str, Any]],
+    backend: str,
+    digests: Mapping[str, str | None],
 ) -> StageStats | None:
     """The stage's recorded stats when it is fresh under the corrector id it recorded, else ``None``.
 
@@ -648,7 +653,7 @@ def _recorded_corrector_fresh(
     prefix = corrector_id_prefix(backend)
     if prefix is None or not recorded.startswith(prefix):
         return None
-    return workdir.stage("errors", inputs, config(recorded), [EDITS, PROFILES]).cached(False)
+    return workdir.stage("errors", inputs, config(recorded), [EDITS, PROFILES], digests=digests).cached(False)
 
 
 def _add_counts(into: dict[str, Any], other: Mapping[str, Any]) -> None:
@@ -767,10 +772,11 @@ def run_errors(
             "version": PROFILES_VERSION,
         }
 
+    digests = hash_inputs(inputs)  # before the lexicon reads the sentences (WorkDir.stage)
     if (
         corrector is None
         and not force
-        and (done := _recorded_corrector_fresh(workdir, inputs, config, backend)) is not None
+        and (done := _recorded_corrector_fresh(workdir, inputs, config, backend, digests)) is not None
     ):
         log.info("errors: fresh, skipped")
         return done
@@ -795,7 +801,7 @@ def run_errors(
             kwargs |= {"extra_words": lex.words, "names": lex.names, "habitual": lex.habitual}
             del prods, lex
         corrector = get_corrector(backend, **kwargs)
-    stage = workdir.stage("errors", inputs, config(corrector.backend_id), [EDITS, PROFILES])
+    stage = workdir.stage("errors", inputs, config(corrector.backend_id), [EDITS, PROFILES], digests=digests)
     if (done := stage.cached(force)) is not None:  # other libraries recorded, same corrector id
         log.info("errors: fresh, skipped")
         return done
