@@ -38,6 +38,25 @@ def test_cache_serves_repeats_without_recomputing(tmp_path: Path) -> None:
     assert again.correct(["a b"]) == ["A B"] and again.inner.calls == 0
 
 
+def test_cache_is_keyed_by_the_correction_code_not_the_backend_id_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rule edit in detection.py leaves the symspell back-end id as it was (it names the settings):
+    keyed by that id alone, the rerun errors stage was served the old rules' corrections."""
+    from pqb.builders.writing_errors import detection
+
+    assert CachedCorrector(CountingCorrector(), tmp_path / "c.sqlite").correct(["ab cd"]) == ["AB CD"]
+    monkeypatch.setattr(detection, "correction_code_id", lambda: "edited rules", raising=False)
+
+    class NewRules(CountingCorrector):
+        def correct(self, sentences: list[str]) -> list[str]:
+            self.calls += len(sentences)
+            return [s.title() for s in sentences]
+
+    after = CachedCorrector(NewRules(), tmp_path / "c.sqlite")  # same backend_id, other code
+    assert after.correct(["ab cd"]) == ["Ab Cd"] and after.inner.calls == 1
+
+
 def test_cache_default_path_follows_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from pqb.dataset import settings
 

@@ -160,6 +160,18 @@ def test_parse_cache_counts_distinct_lookups_and_hits(tmp_path: Path) -> None:
     assert CACHE_COUNTS - before == Counter({"sents lookups": 2 + 3, "sents hits": 2})
 
 
+def test_parse_cache_is_keyed_by_the_conversion_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit of ``_sents`` (how a sentence's tokens are counted) leaves the model id as it was: keyed by
+    it alone, the rerun users stage was served the old code's counts."""
+    from pqb.builders import parses
+
+    cache = ParseCache(tmp_path / "p.sqlite")
+    assert split_sentences(["One two, three."], nlp=CountingNlp(), cache=cache)[0][0][1] == 3
+    monkeypatch.setitem(parses._CONVERT, "sents", lambda doc: [[s.text.strip(), 0] for s in doc.sents])
+    monkeypatch.setattr(parses, "parse_code_id", lambda: "edited code", raising=False)
+    assert split_sentences(["One two, three."], nlp=CountingNlp(), cache=cache)[0][0][1] == 0
+
+
 def test_sentence_boundaries_need_neither_tagger_nor_attribute_ruler() -> None:
     """The users stage splits with the parser alone (``SENTS_DISABLE``): same sentences and token counts
     as the whole pipeline, on real reviews."""

@@ -105,6 +105,23 @@ def test_weights_sha256_changes_with_content_and_is_memoised(tmp_path):
     assert weights_sha256(tmp_path) != h1
 
 
+def test_weights_sha256_sees_a_same_size_replacement_with_the_old_mtime(tmp_path):
+    """``cp -p``/``rsync -a`` of a fine-tuned checkpoint: same size, old mtime, other bytes. The memo
+    once served the old digest, so the embedding and run caches gave the old weights' numbers."""
+    import os
+
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"old weights")
+    st = weights.stat()
+    h1 = weights_sha256(tmp_path)
+    new = tmp_path / "new.tmp"
+    new.write_bytes(b"new weights")  # same size
+    os.replace(new, weights)
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (weights.stat().st_size, weights.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert weights_sha256(tmp_path) != h1
+
+
 def test_array_cache_round_trip_and_incomplete_folders_are_not_trusted(tmp_path):
     cache = ArrayCache(tmp_path, "dense", {"weights": {"model": "m"}, "corpus": "fp"})
     assert not cache.exists()

@@ -536,8 +536,8 @@ def detected_slips(edits_path: Path) -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=8)
-def _channel(path: str, detector: tuple[tuple[str, str], ...], domain: str) -> SlipChannel:
-    slips, prov = population_slips(path, detector, domain)
+def _channel(path: str, sha256: str, detector: tuple[tuple[str, str], ...], domain: str) -> SlipChannel:
+    slips, prov = population_slips(path, detector, domain)  # ``sha256`` only keys the memo
     return SlipChannel(slips, provenance=prov)
 
 
@@ -545,5 +545,10 @@ def population_channel(
     detector: Iterable[tuple[str, str]] = (), *, domain: str = "", path: Path | str | None = None
 ) -> SlipChannel:
     """The population slip channel of a domain: calibration slips (estimation share) plus the domain's
-    detected slips; built once per process and input."""
-    return _channel(str(typos_path(path)), tuple(detector), domain)
+    detected slips; built once per process and input.
+
+    The calibration file is keyed by its sha256, not its path alone: one process (``pqb-build all`` over
+    several domains, a test suite) kept the channel of a file since rewritten, and the pair stage then
+    injected from the old slips under the old file's sha256 in its key (1983 slips for a file of 1007)."""
+    p = typos_path(path)
+    return _channel(str(p), sha256_file(p), tuple(detector), domain)

