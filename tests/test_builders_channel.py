@@ -180,14 +180,16 @@ def test_study_features_read_each_slip_by_one_rule() -> None:
     from pqb.builders.reports.typo_study import summarise, tvd
 
     pairs = [("taning", "tanning"), ("gamer", "game"), ("gsme", "game"), ("teh", "the"), ("gmae", "game"),
-             ("UgSB", "USB"), ("xyzw", "game")]  # fmt: skip
+             ("UgSB", "USB"), ("xyzw", "game"), ("gaame", "game")]  # fmt: skip
     got = summarise(pairs, n_boot=50, seed=0, correctors=False)["features"]
-    assert got["ins"]["share"] == pytest.approx(2 / 7) and got["multi"]["share"] == pytest.approx(1 / 7)
+    assert got["ins"]["share"] == pytest.approx(3 / 8) and got["multi"]["share"] == pytest.approx(1 / 8)
+    assert got["ins_vowel"]["share"] == pytest.approx(1 / 3)  # the doubled "a" of "gaame"
+    assert got["ins_vowel_new"]["share"] == 0.0 and got["ins_vowel_new"]["n"] == 2  # "gamer", "UgSB"
     assert got["del_doubled"]["share"] == 1.0 and got["sub_neighbour"]["share"] == 1.0  # s is next to a
-    assert got["ins_case"]["share"] == pytest.approx(1 / 2)  # "UgSB": a lower-case letter inside capitals
-    assert got["implausible"]["share"] == pytest.approx(1 / 6)  # the wrong-case insertion
+    assert got["ins_case"]["share"] == pytest.approx(1 / 3)  # "UgSB": a lower-case letter inside capitals
+    assert got["implausible"]["share"] == pytest.approx(1 / 7)  # the wrong-case insertion
     lo, hi = got["ins"]["ci"]
-    assert 0 <= lo <= 2 / 7 <= hi <= 1
+    assert 0 <= lo <= 3 / 8 <= hi <= 1
     assert tvd({"deletion": 2}, {"deletion": 1, "insertion": 1}) == pytest.approx(0.5)
 
 
@@ -296,6 +298,20 @@ def test_a_user_without_slips_gets_the_population_channel_and_prior() -> None:
     want = Counter(ch.population["mechanisms"]) + Counter({"deletion": 3})
     assert {m: pop.glob["mechanisms"].get(m, 0) for m in want} == dict(want)
     assert prof.glob["mechanisms"] == {"deletion": 3}  # the loaded profiles are not changed
+
+
+def test_the_population_channel_follows_a_rewritten_calibration_file(tmp_path) -> None:
+    """The channel is memoised per process: keyed by the path alone, a file rewritten in between kept
+    its old slips (and the old sha256 in the pair stage's key)."""
+    from pqb.builders.writing_errors.channel import population_channel, population_slips
+
+    path = tmp_path / "srcd_typos_calibration.csv"
+    path.write_text(CSV)
+    before = population_channel(path=path).settings()
+    path.write_text("\n".join(CSV.splitlines()[:2]) + "\n")  # one slip left, same path
+    after = population_channel(path=path).settings()
+    assert after["typos_sha256"] != before["typos_sha256"]
+    assert after["real_slips"] == population_slips(path)[1]["real_slips"] != before["real_slips"]
 
 
 TWO_LETTER_FIXTURE = (  # (typed, intended, label of a pair at distance 2)

@@ -15,7 +15,9 @@ compare like with like:
   (``PQB_RELEASE_DIR``; diffed against their clean queries), when the release has the domain.
 
 Features (shares; 95% percentile-bootstrap CIs over slips): the edit mix; for insertions the share of
-vowels, of j/q/x/z and of letters of another case than their neighbours; for substitutions the share of
+vowels (of every inserted letter, and of those that do not double a neighbour: the two readings of "the
+inserted letter is a vowel", 31.6% and 40.8% on the held-out real slips), of j/q/x/z and of letters of
+another case than their neighbours; for substitutions the share of
 QWERTY neighbours and of vowel-for-vowel; for deletions the share that drop one of a doubled letter; the
 share implausible as a motor slip (an insertion that is neither a neighbour of an adjacent letter, nor a
 copy of a letter within 3 places, nor a vowel; an inserted letter of another case; a substitution that is
@@ -103,6 +105,7 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("multi-letter or other, share of edits", "multi"),
     ("two-letter slip, share of slips on words of 7+ letters", "two_letter"),
     ("inserted letter is a vowel", "ins_vowel"),
+    ("inserted letter is a vowel, doublings left out", "ins_vowel_new"),
     ("inserted letter in {j,q,x,z}", "ins_rare"),
     ("inserted letter of the wrong case", "ins_case"),
     ("substitution by a QWERTY neighbour", "sub_neighbour"),
@@ -155,6 +158,9 @@ def indicators(
             out["ins_vowel"][i] = e[2] in VOWELS
             out["ins_rare"][i] = e[2] in RARE
             out["ins_case"][i] = _inserted_case_wrong(typed, intended)
+            if e[2] not in (e[1], e[3]):  # not a copy of a neighbour (classify's repetition)
+                out["ins_vowel_new/"][i] = 1
+                out["ins_vowel_new"][i] = e[2] in VOWELS
         if e and e[0] == "sub":
             out["sub_neighbour/"][i] = out["sub_vowel/"][i] = 1
             out["sub_neighbour"][i] = e[2] in QWERTY_NEIGHBOURS.get(e[1], ())
