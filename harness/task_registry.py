@@ -325,7 +325,7 @@ def task_from_dict(data: dict[str, Any], source: str = "<dict>") -> TaskConfig:
         raise TaskConfigError(f"{source}: similarity_gate and macro_average apply to syntactic tasks only")
     if data.get("error_dose") is not None and (
         not PAIR_TYPES[data["pair_type"]].edits
-        or not isinstance(data["error_dose"], int)
+        or not _is_int(data["error_dose"])  # not `true`, which isinstance(..., int) takes for 1
         or not 1 <= data["error_dose"] <= 3
     ):
         raise TaskConfigError(

@@ -399,7 +399,7 @@ def check_rows(
             report.add(config, members[0], "pair_same_user", f"pair {pid!r} repeats a user")
         core = list(rows[members[0]].get("core_terms") or [])
         for t in core:
-            freqs = {count_term(rows[i]["query"], t) for i in members}
+            freqs = {count_term(rows[i].get("query") or "", t) for i in members}
             if len(freqs) > 1:
                 report.add(
                     config,
@@ -498,7 +498,7 @@ def _check_error_side(
             report.add(config, i, "edits_without_error_query", f"{len(edits)} edits but error_query is null")
         return
     report.checked["error_pairs"] += 1
-    query = r["query"]
+    query = r.get("query") or ""  # a null query is check_rows' `empty_query`, not a TypeError in apply_edits
     if err == query:
         report.add(config, i, "error_query_unchanged", "error_query equals query")
     if not release and not edits:

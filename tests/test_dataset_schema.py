@@ -62,6 +62,14 @@ def test_check_rows_reports_every_violation_of_a_row() -> None:
     assert "edit_not_one_word" in check_rows([spans], release=True).by_rule()
 
 
+def test_null_query_is_a_violation_not_a_traceback() -> None:
+    """A row whose ``query`` is null (an edited parquet) stopped ``validate`` and ``run`` with a TypeError
+    from ``apply_edits`` (error rows) or ``count_term`` (a syntactic pair's core terms)."""
+    other = _row(id="d:A1:u2", user_id="u2", error_query=None, error_edits=[])
+    rules = check_rows([_row(query=None), other], release=True).by_rule()
+    assert {"empty_query", "edit_offsets", "pair_core_term_frequency"} <= set(rules)
+
+
 @pytest.mark.parametrize(
     ("intended", "written", "bucket"),
     [

@@ -79,6 +79,24 @@ def test_missing_query_counts_as_a_miss(harness_run, tmp_path):
     )
 
 
+def test_same_run_for_both_sides_is_noted_and_refused_under_strict(harness_run, tmp_path, capsys):
+    """``--run clean.trec,clean.trec`` (or a copy) scored the clean ranking as the error side: Deg@K and
+    MRRdeg 0 [0, 0], exit 0, with no word, read as perfect robustness. (A system that ranks every typo'd
+    query as its clean one writes the same bytes, so it is a note, and --strict refuses.)"""
+    ds, path = harness_run
+    clean = [line for line in _task_run(path, TASKS[1]) if "_error " not in line]
+    for name in ("clean.trec", "copy.trec"):
+        (tmp_path / name).write_text("\n".join(clean) + "\n")
+    for second in ("clean.trec", "copy.trec"):
+        argv = ["score", "--run", f"{tmp_path / 'clean.trec'},{tmp_path / second}", "--tasks", TASKS[1],
+                "--dataset_path", str(ds), "--bootstrap_iters", "40"]  # fmt: skip
+        assert main([*argv, "--strict", "--output_path", str(tmp_path / "strict")]) == 1
+        assert "--strict and the two run files" in capsys.readouterr().err
+        assert main([*argv, "--output_path", str(tmp_path / f"out-{second}")]) == 0
+        assert "have the same bytes" in capsys.readouterr().err
+    assert not (tmp_path / "strict").exists()
+
+
 def test_harness_runs_keep_rr_cutoff_documents(tmp_path):
     from pqb.harness.evaluation.evaluator import run_file_depth
     from pqb.harness.task_registry import task_from_dict
@@ -129,6 +147,19 @@ def test_run_of_another_corpus_is_refused(harness_run, tmp_path, capsys):
     assert "name a document id that is not in its corpus" in err and "none names one that is" in err
     assert "lower.trec:1: document 'g" in err  # the first offending lines, by file:line
     assert not (tmp_path / "out").exists()
+
+
+def test_byte_order_mark_and_crlf_score_as_the_plain_file(harness_run, tmp_path):
+    """A run saved by a Windows editor (BOM, CRLF): the BOM once became part of the first query id, so that
+    query's first document was ranked under an id no task has and the query scored without it, silently."""
+    ds, path = harness_run
+    lines = _task_run(path, TASKS[0])
+    (tmp_path / "plain.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "bom.trec").write_bytes(b"\xef\xbb\xbf" + ("\r\n".join(lines) + "\r\n").encode())
+    plain = _score(ds, tmp_path / "a", TASKS[0], tmp_path / "plain.trec")
+    bom = _score(ds, tmp_path / "b", TASKS[0], tmp_path / "bom.trec")
+    assert bom["ranks"][TASKS[0]] == plain["ranks"][TASKS[0]]
+    assert bom["results"][TASKS[0]]["mrr"] == plain["results"][TASKS[0]]["mrr"]
 
 
 def test_unknown_documents_are_counted_noted_and_refused_under_strict(harness_run, tmp_path, capsys):

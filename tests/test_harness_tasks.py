@@ -35,7 +35,7 @@ def test_error_dose_is_validated_and_redoses_rows():
     from pqb.harness.evaluation.pairs import dosed_rows, error_pairs
 
     base = {"task": "t", "dataset_name": "video_games", "pair_type": "error"}
-    for bad in (0, 4, "3"):
+    for bad in (0, 4, "3", True):  # YAML `true` is a bool, which Python counts as the int 1: it ran dose 1
         with pytest.raises(TaskConfigError, match="error_dose"):
             task_from_dict({**base, "error_dose": bad})
     with pytest.raises(TaskConfigError, match="error_dose"):

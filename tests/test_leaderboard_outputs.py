@@ -66,3 +66,19 @@ def test_html_labels_stand_ins(out: Path) -> None:
 def test_bad_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["leaderboard", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_estimate_outside_its_ci_still_plots(tmp_path: Path) -> None:
+    """A CI that does not hold its estimate (fewer than 40 bootstrap replicates, or an edited file) once
+    stopped the leaderboard with matplotlib's "'yerr' must not contain negative values" traceback."""
+    import json
+    import shutil
+
+    shutil.copytree(DATA, tmp_path / "results")
+    path = tmp_path / "results" / "bm25" / "results_2026-01-12T10-00-00.000000.json"
+    data = json.loads(path.read_text())
+    entry = data["results"]["pqb_error_video_games"]
+    entry["deg@10_ci"] = [entry["deg@10"] / 4, entry["deg@10"] / 2]  # the estimate above its upper bound
+    path.write_text(json.dumps(data))
+    assert main(["leaderboard", str(tmp_path / "results"), "--out", str(tmp_path / "o"), "--no-html"]) == 0
+    assert (tmp_path / "o" / "plots" / "robustness_vs_effectiveness_video_games.png").stat().st_size > 5000

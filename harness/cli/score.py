@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         missing_note,
         read_runs,
         run_entries,
+        same_sides_note,
         shallow_note,
         unknown_docs_note,
     )
@@ -80,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
     if note := bootstrap_note(args.bootstrap_iters):
         print(note, file=sys.stderr)
     trec = read_runs([Path(p.strip()) for p in args.run.split(",") if p.strip()])
+    if note := same_sides_note(trec):
+        if args.strict:
+            raise DataError(f"--strict and {note.removeprefix('note: ')}")
+        print(note, file=sys.stderr)
     name = args.name or trec.tag or "external"
     registry, tasks, groups = resolve_tasks(args)
     loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)

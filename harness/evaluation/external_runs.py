@@ -54,9 +54,13 @@ class TrecRun:
 
 
 def _text(path: Path) -> io.StringIO:
-    """The run file as text lines (universal newlines); bytes that are not UTF-8 are a :class:`DataError`."""
+    """The run file as text lines (universal newlines); bytes that are not UTF-8 are a :class:`DataError`.
+
+    A leading byte-order mark (Windows editors, PowerShell's ``Out-File``) is dropped: kept, it became part
+    of the first line's query id, so that query's first document went to an id no task has and the query
+    was scored without it (a hit at rank 1 read as a miss, with no note)."""
     try:
-        return io.StringIO(path.read_bytes().decode("utf-8"), newline=None)
+        return io.StringIO(path.read_bytes().decode("utf-8-sig"), newline=None)
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: a TREC run file is UTF-8 text ({exc.reason} at byte {exc.start})") from exc
 
@@ -177,6 +181,19 @@ def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
             match.unknown_examples.append(f"{run.where[qid][j]}: document {docs[j]!r}")
         match.entries.append(RankEntry(rank, False, idx, np.asarray(run.scores[qid], dtype=np.float32)))
     return match
+
+
+def same_sides_note(run: TrecRun) -> str | None:
+    """A note when the two run files have the same bytes (``--run clean.trec,clean.trec``, or a copy).
+
+    The error side is then the clean ranking, and Deg@K = MRRdeg = 0 [0, 0] reads as perfect robustness.
+    A system that ranks every typo'd query exactly as its clean one writes the same bytes too, so this is a
+    note (``--strict`` refuses), not an error."""
+    if len(run.files) != 2 or run.files[0]["sha256"] != run.files[1]["sha256"]:
+        return None
+    return (f"note: the two run files {run.files[0]['path']} and {run.files[1]['path']} have the same bytes, so "
+            "every typo'd query is scored with its clean ranking (Deg@K and MRRdeg 0 by construction); if that "
+            "is not your system's output, give the run of the typo'd queries second")  # fmt: skip
 
 
 def check_documents(task: str, data: TaskData, match: RunMatch, *, strict: bool = False) -> None:

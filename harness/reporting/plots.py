@@ -163,7 +163,9 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
         for model, (x, y) in points.items():
             lo, hi = _value(frame, model, y_metric, "ci_low"), _value(frame, model, y_metric, "ci_high")
             color, marker = styles[model]
-            yerr = [[y - lo], [hi - y]] if lo is not None and hi is not None else None
+            # a CI need not hold its estimate (fewer than 40 bootstrap replicates, which run only notes, or an
+            # edited file): matplotlib refuses a negative bar with a traceback after the tables were written
+            yerr = [[max(y - lo, 0.0)], [max(hi - y, 0.0)]] if lo is not None and hi is not None else None
             handles[model] = ax.errorbar(
                 [x], [y], yerr=yerr, color=color, marker=marker, markersize=7, capsize=3, linestyle="none"
             )
