@@ -37,7 +37,8 @@ def test_round_trip_gives_identical_metrics(harness_run, tmp_path, task):
     run = (path.parent.parent / "details" / path.parent.name) / f"run_{task}_{stamp}.trec"
     scored = _score(ds, tmp_path, task, run)
     want = {k: v for k, v in original["results"][task].items() if k != "ties_touch_target"}
-    score_only = {"n_queries_missing_from_run", "n_run_docs_not_in_corpus", "n_queries_shallower_than_k"}
+    score_only = {"n_queries_missing_from_run", "n_run_docs_not_in_corpus", "n_queries_shallower_than_k",
+                  "n_queries_ranks_against_scores"}  # fmt: skip
     got = {k: v for k, v in scored["results"][task].items() if k not in score_only}
     assert got == want  # every metric and CI, bit for bit
     assert all(scored["results"][task][k] == 0 for k in score_only)
@@ -322,3 +323,21 @@ def test_two_run_files_named_by_one_tag_are_noted_in_the_leaderboard(harness_run
     with caplog.at_level(logging.WARNING, logger="pqb.harness.reporting.collect"):
         tidy_frame(load_runs([named]))
     assert not [r for r in caplog.records if "named by their run tag" in r.getMessage()]
+
+
+def test_ranks_against_scores_are_counted_noted_and_refused_under_strict(harness_run, tmp_path, capsys):
+    """Ranks written in the reverse of the scores: PQB follows the rank column (MRR near 0 here), trec_eval
+    re-sorts by score (MRR as the harness's own run), and nothing said the two disagree."""
+    ds, path = harness_run
+    lines, by_q = _task_run(path, TASKS[0]), {}
+    for line in lines:
+        by_q.setdefault(line.split()[0], []).append(line.split())
+    flipped = [" ".join([q, "Q0", p[2], str(len(ps) - int(p[3]) + 1), p[4], p[5]]) for q, ps in by_q.items() for p in ps]
+    (tmp_path / "flipped.trec").write_text("\n".join(flipped) + "\n")
+    scored = _score(ds, tmp_path / "out", TASKS[0], tmp_path / "flipped.trec")["results"][TASKS[0]]
+    n = scored["n_queries_ranks_against_scores"]
+    assert n == sum(len(ps) > 1 and float(ps[0][4]) > float(ps[-1][4]) for ps in by_q.values()) and n > 0
+    assert f"note: {TASKS[0]}: {n} of {scored['n_queries']} queries rank a document above" in capsys.readouterr().err
+    assert main(["score", "--run", str(tmp_path / "flipped.trec"), "--tasks", TASKS[0], "--dataset_path", str(ds),
+                 "--output_path", str(tmp_path / "strict"), "--strict"]) == 1  # fmt: skip
+    assert "--strict and" in capsys.readouterr().err

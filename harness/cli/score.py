@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
         skipped_note,
     )
     from pqb.harness.evaluation.external_runs import (
+        against_scores_note,
         check_documents,
         missing_note,
         read_runs,
@@ -106,9 +107,12 @@ def run(args: argparse.Namespace) -> int:
         missing[task], unknown[task] = match.n_missing, match.n_docs_unknown
         output.outcomes[task] = _finish_task(data, match.entries, opts, {
             "n_queries_missing_from_run": match.n_missing, "n_run_docs_not_in_corpus": match.n_docs_unknown,
-            "n_queries_shallower_than_k": match.n_shallow})  # fmt: skip
+            "n_queries_shallower_than_k": match.n_shallow,
+            "n_queries_ranks_against_scores": match.n_against_scores})  # fmt: skip
         if match.n_shallow:
             print(shallow_note(task, data, match), file=sys.stderr)
+        if match.n_against_scores:
+            print(against_scores_note(task, data, match), file=sys.stderr)
         if match.n_missing:
             print(missing_note(task, data, trec, match.n_missing), file=sys.stderr)
         if match.n_docs_unknown:

@@ -8,7 +8,8 @@ topics writes it.
 
 Per query, documents are ordered by the file's rank column (ties by score, descending, then docid), the
 order the system reported; trec_eval re-sorts by score instead, which agrees whenever ranks follow
-scores. The target's rank is its position in that list; a target absent from the list, and a query
+scores. Where they do not, the queries are counted (``n_queries_ranks_against_scores``), noted, and
+refused by ``--strict``. The target's rank is its position in that list; a target absent from the list, and a query
 absent from every file, are unranked (no hit, RR 0): **a missing query counts as a miss** and the
 results file counts them per task (``n_queries_missing_from_run``). A run shallower than
 ``rr_cutoff`` cannot reproduce MRR; the results record each file's minimum depth.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +153,9 @@ class RunMatch:
     unknown beyond the list, so Hit@K (Flip@K, Deg@K) at a K past the list reads them as misses."""
     min_depth: int | None = None
     """The shortest list among those queries."""
+    n_against_scores: int = 0
+    """Ranked queries whose rank column puts a document above one with a higher score. PQB orders by the
+    rank column, trec_eval and ir_measures re-sort by score, so the two disagree on these queries."""
 
 
 def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
@@ -173,6 +178,8 @@ def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
             if len(docs) < max(data.cfg.k_values):
                 match.n_shallow += 1
                 match.min_depth = min(len(docs), match.min_depth or len(docs))
+        scores = run.scores[qid]
+        match.n_against_scores += any(b > a for a, b in pairwise(scores))
         idx = np.asarray([pos.get(d, -1) for d in docs], dtype=np.int64)
         unknown = np.flatnonzero(idx < 0)
         match.n_docs_unknown += len(unknown)
@@ -202,6 +209,8 @@ def check_documents(task: str, data: TaskData, match: RunMatch, *, strict: bool 
     that is not in the corpus, or a query whose list ends before the largest K without the target."""
     if strict and match.n_shallow:
         raise DataError(f"--strict and {shallow_note(task, data, match).removeprefix('note: ')}")
+    if strict and match.n_against_scores:
+        raise DataError(f"--strict and {against_scores_note(task, data, match).removeprefix('note: ')}")
     if not match.n_docs_unknown:
         return
     what = (f"{match.n_docs_unknown} run line(s) of {task}'s queries name a document id that is not in its "
@@ -245,6 +254,13 @@ def missing_note(task: str, data: TaskData, run: TrecRun, n_missing: int) -> str
         f"`pqb-harness run --tasks {task} --log_samples` (details/<model>/samples_{task}_<ts>.jsonl), or apply "
         f"each row's first {dose} error_chain edits (pqb.dataset.schema.apply_edits), and rank them under those ids"
     )
+
+
+def against_scores_note(task: str, data: TaskData, match: RunMatch) -> str:
+    """The ``note:`` line for queries whose rank column contradicts their scores."""
+    return (f"note: {task}: {match.n_against_scores} of {len(data.pairs.query_ids)} queries rank a document above "
+            "one with a higher score; PQB orders by the rank column, as the run reports it, where trec_eval and "
+            "ir_measures re-sort by score, so their numbers differ on these queries (--strict refuses)")  # fmt: skip
 
 
 def shallow_note(task: str, data: TaskData, match: RunMatch) -> str:

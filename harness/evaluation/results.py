@@ -65,6 +65,7 @@ COUNT_KEYS = (
     "n_queries_missing_from_run",
     "n_run_docs_not_in_corpus",
     "n_queries_shallower_than_k",
+    "n_queries_ranks_against_scores",
     "n_short_chain",
 )
 REWRITE_METRICS = ("rewrite_corrected", "rewrite_clean_kept")
