@@ -348,7 +348,7 @@ class WorkDir:
 
     def _reload(self) -> dict[str, Any]:
         if self.manifest_path.exists():
-            self._manifest = json.loads(self.manifest_path.read_text())
+            self._manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         self._manifest.setdefault("domain", self.domain)
         self._manifest.setdefault("stages", {})
         return self._manifest

@@ -47,7 +47,14 @@ def subcommand_parser(
 def quiet_broken_pipe(fn: Callable[[], int]) -> int:
     """Run ``fn``; when stdout's reader went away (``pqb-harness ls tasks | head -4``) exit quietly, as
     Unix tools do, instead of a ``BrokenPipeError`` traceback (Python's documented recipe: point stdout
-    at devnull so the interpreter's final flush cannot fail again)."""
+    at devnull so the interpreter's final flush cannot fail again).
+
+    Tables and messages hold non-ASCII text ("—", "−", "D²"): in a locale whose encoding lacks them
+    (Latin-1, ASCII) a print raised ``UnicodeEncodeError``, so ``run`` exited 1 after writing its
+    results and ``compare --output`` wrote nothing. Unencodable characters are escaped instead."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         code = fn()
         sys.stdout.flush()

@@ -143,3 +143,26 @@ def test_a_source_edited_while_a_forced_stage_reads_it_leaves_the_stage_stale(tm
     assert not wd.stage("ingest", [source], {}, ["products.txt"]).is_fresh()
     recorded = dict(_source_files(wd))["meta.jsonl"]
     assert recorded == hashlib.sha256(b"old title\n").hexdigest()  # the card cites the file as read
+
+
+def test_the_manifest_reads_the_same_under_a_non_utf8_locale(tmp_path) -> None:
+    """The manifest is written as UTF-8 (stage stats hold text such as the threshold rule's "D²"); it was
+    read back in the locale's encoding, so under a Latin-1 locale ``pqb-build publish`` wrote "DÂ²" into
+    the card and the manifest, and under an ASCII one it failed. A C locale without coercion or UTF-8
+    mode (an ASCII encoding) stands in for any locale that is not UTF-8."""
+    import os
+    import subprocess
+    import sys
+
+    wd = WorkDir(tmp_path, "toy")
+    stage = wd.stage("profiles", inputs=[], config={}, outputs=["profiles.txt"])
+    wd.file("profiles.txt").write_text("p")
+    stage.done({"threshold_rule": "quantile of the calibration D²"})
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    code = ("import sys; from pqb.builders.workdir import WorkDir; "
+            "print(ascii(WorkDir(sys.argv[1], 'toy').manifest['stages']['profiles']['stats']['threshold_rule']))")  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ascii("quantile of the calibration D²")

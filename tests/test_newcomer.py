@@ -570,3 +570,17 @@ def test_no_code_or_doc_cites_a_file_outside_the_repository() -> None:
            for i, line in enumerate(raw.decode("utf-8").splitlines(), 1)
            if any(n in line for n in needles)]  # fmt: skip
     assert bad == []
+
+
+def test_output_in_a_locale_without_the_tables_characters_does_not_fail(monkeypatch) -> None:
+    """Under a Latin-1 or ASCII locale ``print`` of a table with "—" raised UnicodeEncodeError: ``run``
+    exited 1 after writing its results, ``compare`` before writing ``--output``."""
+    import io
+    import sys
+
+    from pqb.dataset.cli import quiet_broken_pipe
+
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert quiet_broken_pipe(lambda: print("flip@10 | — | D²") or 0) == 0
+    assert out.buffer.getvalue() == b"flip@10 | \\u2014 | D\\xb2\n"

@@ -50,5 +50,5 @@ def run(args: argparse.Namespace) -> int:
             if args.workdir and args.domain
             else Path("release_compare")
         )
-    print((out / "release_compare.md").read_text())
+    print((out / "release_compare.md").read_text(encoding="utf-8"))
     return 0

@@ -249,7 +249,7 @@ def main(
 
 def quality() -> dict[str, Any] | None:
     """The committed measurement quoted by the card (``None`` when it was never measured)."""
-    return json.loads(QUALITY_FILE.read_text()) if QUALITY_FILE.is_file() else None
+    return json.loads(QUALITY_FILE.read_text(encoding="utf-8")) if QUALITY_FILE.is_file() else None
 
 
 def summary_counts(labels: Iterable[dict[str, Any]]) -> Counter[str]:

@@ -159,7 +159,7 @@ def read_summary(read: Mapping[str, Any]) -> str:
 
 def load_sources(path: Path = SOURCES_YAML) -> dict[str, Any]:
     """The declared sources (``sources.yaml``, shipped as package data)."""
-    return yaml.safe_load(path.read_text())
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def _open_binary(path: Path) -> BinaryIO:

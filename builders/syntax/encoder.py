@@ -375,7 +375,7 @@ class SyntaxEncoder:
             raise FileNotFoundError(
                 f"no trained syntax encoder in {workdir_path}; run `pqb-build profiles` first"
             )
-        meta = json.loads((d / "encoder.json").read_text())
+        meta = json.loads((d / "encoder.json").read_text(encoding="utf-8"))
         cfg = EncoderConfig(**meta.pop("config"))
         svd = load_file(str(d / "svd.safetensors"))
         return cls(RuleVocab.load(d / "vocab.json"), svd["components"], svd["scale"],

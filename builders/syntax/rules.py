@@ -89,5 +89,5 @@ class RuleVocab:
 
     @classmethod
     def load(cls, path: Path) -> RuleVocab:
-        obj = json.loads(Path(path).read_text())
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
         return cls(obj["rules"], int(obj["min_df"]))

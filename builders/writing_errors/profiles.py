@@ -262,7 +262,7 @@ class ErrorProfiles:
         the file is then read as a stream (:func:`_read_profiles`), one user at a time."""
         p = cls.path_of(path)
         if users is None:
-            return cls.from_json(json.loads(p.read_text()))
+            return cls.from_json(json.loads(p.read_text(encoding="utf-8")))
         return cls.from_json(_read_profiles(p, set(users)))
 
 

@@ -321,7 +321,7 @@ def load(folder: Path) -> tuple[Postings, dict[str, int]] | None:
     if not meta.is_file():
         return None
     try:
-        if json.loads(meta.read_text()).get("format") != FORMAT:
+        if json.loads(meta.read_text(encoding="utf-8")).get("format") != FORMAT:
             return None
         for name in INDEX_FILES:
             if why := checksum_problem(folder / name):

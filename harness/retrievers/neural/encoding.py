@@ -199,7 +199,7 @@ def weights_sha256(path: str | os.PathLike[str]) -> str:
     files = [root] if root.is_file() else checkpoint_files(root)
     memo_path = _hash_memo_path()
     try:
-        memo = json.loads(memo_path.read_text())
+        memo = json.loads(memo_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         memo = {}
     digests, changed = [], False
