@@ -71,3 +71,40 @@ def test_macro_variant_rrstd_is_the_std_over_all_queries_of_each_asin(tmp_path) 
     assert res["rrstd"] == pytest.approx(float(np.mean(per_asin)), abs=1e-12)
     lo, hi = res["rrstd_ci_lower"], res["rrstd_ci_upper"]
     assert lo <= res["rrstd"] <= hi
+
+
+@pytest.mark.neural
+def test_resume_recomputes_a_gated_task_when_the_gate_models_weights_change(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """The resume key names the gate model's weights, not just its name: a preset whose checkpoint was
+    replaced (a local folder rewritten, a wheel upgraded) gates other pairs, so its results are recomputed."""
+    import shutil
+
+    from tiny_models import tiny_sentence_transformer
+
+    from pqb.harness import model_presets
+
+    ckpt = tmp_path / "gate"
+    tiny_sentence_transformer(ckpt, seed=0)
+    monkeypatch.setitem(
+        model_presets.PRESETS, "tiny-gate", {"model": "dense", "args": {"pretrained": str(ckpt)}}
+    )
+    ds = make_tiny_dataset(tmp_path / "ds")
+    out = tmp_path / "out"
+    args = ["--model", "bm25", "--tasks", "pqb_authors_syntactic_video_games,pqb_syntactic_video_games",
+            "--dataset_path", str(ds), "--output_path", str(out), "--gate_model", "tiny-gate",
+            "--bootstrap_iters", "20", "--verbosity", "WARNING", "--overwrite", "only-missing"]  # fmt: skip
+    assert main(args) == 0
+    first = load_results(sorted((out / "bm25").glob("results_*.json"))[-1])
+    assert first["config"]["gate_model_info"]["weights"]["sha256"]
+    capsys.readouterr()
+    shutil.rmtree(ckpt)
+    tiny_sentence_transformer(ckpt, seed=1)  # same name, same folder, other weights
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "resume: pqb_syntactic_video_games: reused from" in err  # ungated: the gate is not its input
+    assert "resume: pqb_authors_syntactic_video_games: recomputing" in err
+    second = load_results(sorted((out / "bm25").glob("results_*.json"))[-1])
+    assert (second["config"]["gate_model_info"]["weights"]["sha256"]
+            != first["config"]["gate_model_info"]["weights"]["sha256"])  # fmt: skip

@@ -82,3 +82,34 @@ def test_second_index_hits_the_token_matrix_cache(ckpt, tmp_path):
         r.index(CORPUS, cache_dir=tmp_path)
         assert r.stats["index_cache_hits"] == expected_hits
     assert r.stats["docs_encoded"] == 0 and r.describe()["mode_used"] == "exhaustive"
+
+
+def test_rerank_key_holds_the_first_stages_settings_not_only_its_name(ckpt, tmp_path, monkeypatch):
+    """A first-stage preset whose checkpoint was replaced proposes other candidates: ColBERT's
+    ``cache_settings`` (run cache and resume key) change with it, and stay put across ``index``."""
+    import shutil
+
+    from tiny_models import tiny_sentence_transformer
+
+    from pqb.harness import model_presets
+
+    first = tmp_path / "first"
+    tiny_sentence_transformer(first, extra_text=" ".join(CORPUS.documents()), seed=0)
+    monkeypatch.setitem(
+        model_presets.PRESETS, "tiny-first", {"model": "dense", "args": {"pretrained": str(first)}}
+    )
+    args = {"pretrained": str(ckpt), "mode": "rerank", "first_stage": "tiny-first", "first_stage_k": 4}
+    before = create_retriever("colbertv2", args)
+    key = before.cache_settings()
+    before.index(CORPUS, cache_dir=tmp_path / "index")
+    assert before.cache_settings() == key
+    assert key["first_stage_settings"]["weights"]["sha256"]
+    assert (
+        before.describe()["first_stage_info"]["weights"]["sha256"]
+        == key["first_stage_settings"]["weights"]["sha256"]
+    )
+    shutil.rmtree(first)
+    tiny_sentence_transformer(first, extra_text=" ".join(CORPUS.documents()), seed=1)  # other weights
+    assert create_retriever("colbertv2", args).cache_settings() != key
+    exhaustive = create_retriever("colbertv2", {**args, "mode": "exhaustive"}).cache_settings()
+    assert "first_stage_settings" not in exhaustive  # no first stage, nothing to key

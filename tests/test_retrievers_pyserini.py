@@ -142,3 +142,16 @@ def test_pyserini_asks_lucene_for_cutoff_hits_only(tmp_path):
 
     ranks, _ = apply_cutoff(*target_ranks(full, targets), 5)
     np.testing.assert_array_equal(got.ranks, ranks)
+
+
+def test_lucene_index_key_names_the_pyserini_version(monkeypatch):
+    """An index another pyserini (another bundled Anserini/Lucene) built is rebuilt, not searched."""
+    from pqb.harness.retrievers.lexical import pyserini_bm25
+
+    corpus, _ = _fixture()
+    now = create_retriever("bm25-pyserini")
+    monkeypatch.setattr(pyserini_bm25, "_pyserini_version", lambda: "1.5.0")
+    older = create_retriever("bm25-pyserini")
+    assert older.library_version == "1.5.0"
+    assert older.index_key(corpus) != now.index_key(corpus)
+    assert create_retriever("bm25-pyserini").index_key(corpus) == older.index_key(corpus)  # stable

@@ -138,12 +138,15 @@ def _plan(args: argparse.Namespace, keys: dict[str, dict], runs: list[Any], deta
     return reuse
 
 
-def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
-    """Query embedder for tasks using the authors' cosine pair gate, or ``None`` if no task gates.
+def _gate_model(tasks: list[Any], args: argparse.Namespace) -> Any:
+    """Query embedder (a dense retriever) for tasks using the authors' cosine pair gate, or ``None`` if
+    no task gates.
 
     The gate model is ``--gate_model`` or the tasks' ``gate_model`` (a registered dense model or
     preset, e.g. ``gte-base`` as the authors used, or ``minilm`` offline); one model serves every
-    task of the run, so all gated pairs are judged by the same embedding.
+    task of the run, so all gated pairs are judged by the same embedding. It is built (weights
+    identity, no weights loaded) before the resume plan: gated tasks' resume keys hold its
+    ``cache_settings()``, since its name alone does not say which checkpoint gated.
     """
     from pqb.harness.errors import TaskConfigError
     from pqb.harness.registry import create_retriever
@@ -160,7 +163,7 @@ def _gate_embedder(tasks: list[Any], args: argparse.Namespace) -> Any:
     model = create_retriever(names.pop(), None, device=args.device, batch_size=args.batch_size)
     if not hasattr(model, "encode_queries"):
         raise TaskConfigError(f"gate model {model.name!r} cannot embed queries; use a dense model or preset")
-    return model.encode_queries
+    return model
 
 
 def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
@@ -212,8 +215,11 @@ def _run(args: argparse.Namespace) -> int:
         raise DataError(f"no task could run; skipped: {skipped}")
     if args.strict and skipped:
         raise DataError(f"--strict and {len(skipped)} task(s) skipped: {skipped}")
+    gate = _gate_model([d.cfg for d in loaded.values()], args)
+    gate_settings = gate.cache_settings() if gate is not None else None
     keys = {n: resume_inputs(d, model=system, model_settings=retriever.cache_settings(), limit=args.limit,
-                             n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit)
+                             n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit,
+                             gate_settings=gate_settings)
             for n, d in loaded.items()}  # fmt: skip
     planned = _plan(args, keys, runs, details_folder(Path(args.output_path), system))
     consumed = {r.path for r in planned.values() if r.path.name.startswith("checkpoint_")}
@@ -231,6 +237,8 @@ def _run(args: argparse.Namespace) -> int:
         info = retriever.describe()
         stats = {"model_info": info, "stats": {k: int(v) for k, v in output.stats.items()},
                  **lm_eval_model_fields(system, model_args, info)}  # fmt: skip
+        if gate is not None:  # the weights that gated, as model_info names the main model's
+            stats["gate_model_info"] = gate.describe()
         return build_results(output, registry=registry, groups=groups, config={**config, **stats}, started=started,
                              finished=time.time(), resume=keys, reused=reuse)  # fmt: skip
 
@@ -248,7 +256,7 @@ def _run(args: argparse.Namespace) -> int:
         output = evaluate(retriever, todo, n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit,
                           log_samples=args.log_samples, run_name=system,
                           use_cache=not args.no_run_cache,
-                          embed=_gate_embedder([d.cfg for d in todo.values()], args), on_task=on_task)  # fmt: skip
+                          embed=gate.encode_queries if gate is not None else None, on_task=on_task)  # fmt: skip
     output.skipped = skipped
     results = results_of(output)
     path, extra = write_results(results, Path(args.output_path), system, output.outcomes, args.log_samples,

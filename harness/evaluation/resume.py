@@ -3,7 +3,8 @@
 A task's *resume key* (:func:`resume_inputs`) is stored in every results file and checkpoint under
 ``resume``. It holds the content fingerprints of the evaluated rows and of the corpus, ``--limit``,
 the effective bootstrap settings (replicates, seed and the unit resampled), the model and the settings it scores with, the task settings that
-shape metrics (k_values, rr_cutoff, variants, ...), the pinned tie rule and the harness version. A
+shape metrics (k_values, rr_cutoff, variants, ...), a gated task's gate model settings (its weights
+identity, not only its name), the pinned tie rule and the harness version. A
 task is reused from the newest earlier file (results or checkpoint of a killed run) whose key is
 equal; otherwise it is recomputed and :func:`plan_resume` says why (the first differing inputs).
 """
@@ -30,20 +31,28 @@ SHAPING_TASK_FIELDS = (
 
 
 def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, Any], limit: int | None,
-                  n_boot: int | None, seed: int | None, unit: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """The resume key of one task: JSON-able, compared for equality (see the module docstring)."""
+                  n_boot: int | None, seed: int | None, unit: str | None = None,
+                  gate_settings: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The resume key of one task: JSON-able, compared for equality (see the module docstring).
+
+    ``gate_settings``: the cosine gate model's ``cache_settings()`` (weights identity included). A gated
+    task's key holds it, since the task's ``gate_model`` is only a name: a preset whose checkpoint was
+    replaced gates other pairs. Ungated tasks' keys leave it out (the gate is no input of theirs).
+    """
     from pqb import harness
     from pqb.harness.evaluation.results import SCHEMA_VERSION
 
     boot_n, boot_seed, boot_unit = bootstrap_settings(data.cfg, n_boot, seed, unit)
     cfg = data.cfg.to_dict()
-    dosed = {}
+    extra: dict[str, Any] = {}
     if (
         data.cfg.error_dose is not None
     ):  # its stored ranks are keyed <id>_error<d>: older files used <id>_error
-        dosed = {"error_side_ids": f"<row id>{error_side_suffix(data.cfg.error_dose)}"}
+        extra = {"error_side_ids": f"<row id>{error_side_suffix(data.cfg.error_dose)}"}
+    if data.cfg.similarity_gate is not None:
+        extra["gate_settings"] = dict(gate_settings) if gate_settings is not None else None
     return json.loads(json.dumps({
-        **dosed,
+        **extra,
         "dataset_fingerprint": data.fingerprint,
         "corpus_fingerprint": data.corpus.fingerprint,
         "limit": limit,

@@ -1,12 +1,13 @@
 """Lucene BM25 through pyserini 1.6.0 / Anserini: the reference implementation ``bm25`` is checked against.
 
 The paper's BM25 is bm25s (``bm25``); this back-end exists to show that PQB's numbers do not hinge on
-one library. It builds a Lucene index of the corpus under the cache dir (keyed by corpus fingerprint
-and analyzer settings). Under the ranking contract the evaluator asks for ``max(depth, rr_cutoff)`` hits
-per query (``rank``), not the whole corpus: the hits are reordered by PQB's pinned tie rule and a target
-absent from them is a miss. Anserini reports scores rounded to 4 decimals and orders documents tied at
-that precision by document id (corpus order), spreading their scores by 1e-6 steps; so its ranks differ
-from PQB's rule only where two scores differ by more than ``TIE_RTOL`` yet round alike.
+one library. It builds a Lucene index of the corpus under the cache dir (keyed by corpus fingerprint,
+analyzer settings and pyserini version, which names the bundled Lucene). Under the ranking contract the
+evaluator asks for ``max(depth, rr_cutoff)`` hits per query (``rank``), not the whole corpus: the hits
+are reordered by PQB's pinned tie rule and a target absent from them is a miss. Anserini reports scores
+rounded to 4 decimals and orders documents tied at that precision by document id (corpus order),
+spreading their scores by 1e-6 steps; so its ranks differ from PQB's rule only where two scores differ
+by more than ``TIE_RTOL`` yet round alike.
 ``score`` still returns full-corpus scores (``k = corpus size``) for tests on small corpora.
 
 Getting pyserini 1.6.0 to import here needs three things, done by
@@ -130,6 +131,14 @@ class PyseriniBM25Retriever(Retriever):
             args.append("-keepStopwords")
         return args
 
+    def index_key(self, corpus: Corpus) -> str:
+        """The Lucene index's cache key: corpus, analyzer settings and the pyserini version. pyserini
+        ships the Anserini/Lucene jar that writes and reads the index, so an index another version built
+        (another Lucene codec or analyzer) is rebuilt, never searched (k1/b apply at search time)."""
+        return pqb_io.stable_hash(
+            self.name, corpus.fingerprint, self.stemmer, self.stopwords, self.library_version, length=24
+        )
+
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:
         _prepare_jvm()
         from pyserini.analysis import get_lucene_analyzer
@@ -137,7 +146,7 @@ class PyseriniBM25Retriever(Retriever):
         from pyserini.search.lucene import LuceneSearcher
 
         root = Path(cache_dir) if cache_dir is not None else Path(settings.PQB_CACHE_DIR) / "index"
-        key = pqb_io.stable_hash(self.name, corpus.fingerprint, self.stemmer, self.stopwords, length=24)
+        key = self.index_key(corpus)
         index_dir = root / self.name / key
         done = index_dir / "pqb_complete.json"
         if done.exists():
@@ -158,7 +167,13 @@ class PyseriniBM25Retriever(Retriever):
                 shutil.rmtree(index_dir)
             tmp.rename(index_dir)
             pqb_io.atomic_write_json(
-                done, {"n_docs": len(corpus), "stemmer": self.stemmer, "stopwords": self.stopwords}
+                done,
+                {
+                    "n_docs": len(corpus),
+                    "stemmer": self.stemmer,
+                    "stopwords": self.stopwords,
+                    "pyserini": self.library_version,
+                },
             )
             self.stats["docs_encoded"] += len(corpus)
         self.searcher = LuceneSearcher(str(index_dir))

@@ -219,6 +219,15 @@ class ColBERTRetriever(NeuralRetriever):
                     out[i] = vecs[j][keep[j]].numpy()
         return out
 
+    def _first_stage(self) -> Any:
+        """The rerank mode's first stage, built once (no index): ``index``, ``cache_settings`` and
+        ``describe`` all see the same instance."""
+        if self.first_stage is None:
+            from pqb.harness.registry import create_retriever
+
+            self.first_stage = create_retriever(self.first_stage_name)
+        return self.first_stage
+
     # -- contract -----------------------------------------------------------------------------------
     def index(self, corpus: Corpus, *, cache_dir: Path | None = None) -> None:
         self._load()
@@ -232,10 +241,7 @@ class ColBERTRetriever(NeuralRetriever):
             self.mode == "exhaustive"
         )  # instance attribute: the evaluator reads it after index()
         if self.mode == "rerank":
-            from pqb.harness.registry import create_retriever
-
-            self.first_stage = create_retriever(self.first_stage_name)
-            self.first_stage.index(corpus, cache_dir=cache_dir)
+            self._first_stage().index(corpus, cache_dir=cache_dir)
             self._doc_strings = corpus.documents(self.field)
             self.stats["index_cache_hits"] += int(self.first_stage.stats.get("index_cache_hits", 0))
             return
@@ -317,4 +323,18 @@ class ColBERTRetriever(NeuralRetriever):
         }
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "mode_used": self.mode}
+        info = {**super().describe(), "mode_used": self.mode}
+        if self.mode_requested != "exhaustive":
+            info["first_stage_info"] = self._first_stage().describe()
+        return info
+
+    def cache_settings(self) -> dict[str, Any]:
+        """Rerank mode's candidates come from the first stage: its own ``cache_settings()`` (weights
+        identity, library version) are part of the key, not only its name, as in
+        :class:`~pqb.harness.retrievers.neural.encoding.FirstStageReranker`. A preset whose checkpoint
+        was replaced proposes other candidates, so the run cache and ``--overwrite only-missing``
+        must not serve the old ranks. ``auto`` may rerank, so it is keyed the same way."""
+        out = super().cache_settings()
+        if self.mode_requested != "exhaustive":
+            out["first_stage_settings"] = self._first_stage().cache_settings()
+        return out
