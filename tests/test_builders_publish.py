@@ -373,3 +373,68 @@ def test_publish_after_all_without_publishing_writes_the_build_block(
     assert main(["publish", "--workdir", str(tmp_path / "work"), "--dataset", str(tmp_path / "ds")]) == 0
     card = (tmp_path / "ds" / "README.md").read_text()
     assert '"threshold_kind": "heldout"' in card and '"seed": 0' in card
+
+
+# CARD CLAIMS ON THE COMMITTED BUILD ----------------------------------------------------------------
+
+COMMITTED = Path(__file__).resolve().parents[1] / "pqb_dataset"
+
+
+@pytest.fixture(scope="module")
+def committed_cards() -> tuple[str, str, list[dict[str, Any]]]:
+    """The committed card, the card rendered now over the committed files, and the committed rows."""
+    from pqb.builders.publish.card import render_card
+
+    rows = pq.read_table(config_path(COMMITTED, "video_games")).to_pylist()
+    return (COMMITTED / "README.md").read_text(encoding="utf-8"), render_card(COMMITTED), rows
+
+
+def test_card_says_the_injector_makes_two_letter_slips(
+    committed_cards: tuple[str, str, list[dict[str, Any]]],
+) -> None:
+    """The card said "the injector makes single-letter slips only" (written before issue 29), where 7 of
+    the 218 dosed edits (13 of 630 in the chains) are ``two_letter`` slips: the typo table's own
+    "multi-letter or other" 3.2% of injected edits."""
+    committed, rendered, rows = committed_cards
+    two = sum(e["mechanism"] == "two_letter" for r in rows for e in r["error_chain"] or [])
+    assert two > 0
+    for card in (committed, rendered):
+        assert "single-letter slips only" not in card
+        assert "the injector's only multi-letter edits are its two-letter slips" in card
+        assert "a slip touches two letters (`two_letter`)" in card
+
+
+def test_card_counts_personal_rows_and_their_users(
+    committed_cards: tuple[str, str, list[dict[str, Any]]],
+) -> None:
+    """The card's "personal profiles 10" counted rows: the 10 non-backoff rows come from 3 users."""
+    committed, rendered, rows = committed_cards
+    err = [r for r in rows if r["error_query"] is not None]
+    personal = [r for r in err if not r["backoff"]]
+    backoff = [r for r in err if r["backoff"]]
+    text = (
+        f"rows from a personal profile {len(personal)} ({len({r['user_id'] for r in personal})} users), "
+        f"backoff {len(backoff)} ({len({r['user_id'] for r in backoff})} users)."
+    )
+    for card in (committed, rendered):
+        assert text in card and "personal profiles" not in card
+
+
+def test_card_flip_bound_is_a_bound(committed_cards: tuple[str, str, list[dict[str, Any]]]) -> None:
+    """A flip is a miss on one side, so Flip@K <= (1 - Hit_a) + (1 - Hit_b); 2p(1-p) is only the
+    independent-misses expectation (both sides at 90% with disjoint misses flip 20% > 18%). The paper's
+    BM25 Flip@20 of 22.54% therefore needs a Hit@20 of at most 88.7% on one side, not 87%."""
+    import json
+
+    paper = json.loads(
+        (Path(__file__).resolve().parents[1] / "harness/reporting/paper_tables.json").read_text()
+    )
+    flip = next(r for r in paper["syntactic_robustness"]["rows"] if r[0] == "BM25")[4] / 100
+    a = np.array([0] * 10 + [1] * 90)
+    b = np.array([1] * 10 + [0] * 10 + [1] * 80)  # both 90%, misses disjoint
+    flips, misses = int(np.sum(a != b)), int(np.sum(a == 0) + np.sum(b == 0))
+    assert flips / 100 > 2 * 0.9 * 0.1 and flips <= misses
+    committed, rendered, _ = committed_cards
+    for card in (committed, rendered):
+        assert f"needs a Hit@20 of at most {100 * (1 - flip / 2):.1f}% on one side" in card
+        assert "Flip@K <= 2p(1-p))" not in card

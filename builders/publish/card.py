@@ -257,13 +257,16 @@ def _error_section(dataset_dir: Path, workdirs: Sequence[WorkDir] = ()) -> str:
     from collections import Counter
 
     from pqb.builders.reports.detector_eval import quality
+    from pqb.builders.writing_errors.channel import TWO_LETTER_FROM
 
     lines = [
         "Every error row stores an ordered **chain** of up to 3 edits (`error_chain`), drawn one after "
         "another from the user's own process: positions without replacement in proportion to the user's "
         "context-conditioned slip rate (word length, word class, capitalisation, syntax), mechanisms from "
         "the user's mechanism distribution (keyboard neighbours, other substitutions, transpositions, "
-        "repetitions, insertions, deletions), and where in the word (first letter, interior, last letter: "
+        f"repetitions, insertions, deletions; on a word of {TWO_LETTER_FROM}+ letters a slip touches two letters "
+        "(`two_letter`) at the rate real slips do, from the population, never profiled per user), and where "
+        "in the word (first letter, interior, last letter: "
         "`error_edits[i].position`) from the user's position distribution, shrunk toward the population's "
         "with a Dirichlet prior of 2 pseudo-slips; the population's counts add real typing slips (src-d/"
         "datasets, Typos in Identifiers, ODbL 1.0) to the slips detected in the reviews. **Which letters** "
@@ -298,13 +301,16 @@ def _error_section(dataset_dir: Path, workdirs: Sequence[WorkDir] = ()) -> str:
         pos = Counter(e.get("position") or "unknown" for r in rows for e in r.get("error_edits") or [])
         pos3 = Counter(e.get("position") or "unknown" for r in rows for e in r.get("error_chain") or [])
         backoff = sum(bool(r.get("backoff")) for r in rows)
+        personal_users = len({r["user_id"] for r in rows if not r.get("backoff")})
+        backoff_users = len({r["user_id"] for r in rows if r.get("backoff")})
         n_e, n_3 = sum(loc.values()), sum(loc3.values())
         lines += [
             f"**{c}** ({len(rows)} error rows): edits per error query (personal dose) "
             + ", ".join(f"{k}: {dose.get(k, 0)}" for k in (1, 2, 3))
             + "; chain lengths "
             + ", ".join(f"{k}: {chain.get(k, 0)}" for k in (1, 2, 3))
-            + f"; personal profiles {len(rows) - backoff}, backoff {backoff}.",
+            + f"; rows from a personal profile {len(rows) - backoff} ({personal_users} users), backoff "
+            f"{backoff} ({backoff_users} users).",
             "",
             "| location | personal dose % | 3-edit chain % |",
             "|---|---|---|",
@@ -386,8 +392,9 @@ def _saturation_section(dataset_dir: Path) -> str:
             "\"robust\": this build's corpus is too small to measure a lexical retriever's robustness there, "
             "and the harness marks such a task/K *saturated* (`task_info.saturated_at`, the table's "
             "footnote, the leaderboard's `ˢ`). The paper's corpora are whole domains (137K-217K products) and "
-            "are not saturated: its BM25 Flip@20 of 22.5% needs a Hit@20 of at most 87% on one side "
-            "(Flip@K <= 2p(1-p)). Build a whole category (`--source hub`, or a local copy of its files) to "
+            "are not saturated: its BM25 Flip@20 of 22.5% needs a Hit@20 of at most 88.7% on one side "
+            "(a flip is a miss on one side, so Flip@K <= (1 - Hit@K(q)) + (1 - Hit@K(q')); 2p(1-p) is its "
+            "expectation when the sides miss independently, not a bound). Build a whole category (`--source hub`, or a local copy of its files) to "
             "measure robustness at K >= 5.",
         ]
     )
@@ -442,6 +449,8 @@ def render_card(
     build_info: Mapping[str, Any] | None = None,
 ) -> str:
     """The README.md text for the configs currently under ``dataset_dir/data``."""
+    from pqb.builders.writing_errors.channel import TWO_LETTER_FROM
+
     configs = [c for c in published_configs(dataset_dir) if "-release" not in c]
     stats = dataset_statistics(dataset_dir)
     config_rows = []
@@ -554,8 +563,8 @@ def render_card(
             "QWERTY neighbour of an adjacent letter, nor a copy of a letter within 3 places, nor a vowel, "
             "an inserted letter of another case, or a substitution that is none of neighbour, "
             "vowel-for-vowel, nearby copy, sound-alike. The real slips' *multi-letter or other* share "
-            'includes renames ("Note" -> "Post"), which no injector should make; the injector makes '
-            "single-letter slips only.",
+            'includes renames ("Note" -> "Post"), which no injector should make; the injector\'s only '
+            f"multi-letter edits are its two-letter slips (`two_letter`, on words of {TWO_LETTER_FROM}+ letters).",
             "",
             _typo_section(workdirs) or "- (no build information recorded)",
             "",

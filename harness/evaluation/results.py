@@ -328,8 +328,9 @@ def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
     """The cut-offs K at which a task (or group) cannot measure robustness: both sides' Hit@K exceed
     :data:`SATURATION_HIT` (the ceiling) or are below ``1 − SATURATION_HIT`` (the floor: a run that
     retrieves nothing, e.g. of another corpus, has Flip@K = Deg@K = 0 [0, 0] because nothing can flip or
-    degrade, not because the system is robust), or the ceiling of Flip@K, 2p(1−p) (``flip@K_expected``),
-    is below the width of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on
+    degrade, not because the system is robust), or the Flip@K expected when the two sides miss
+    independently, 2p(1−p) (``flip@K_expected``; not a bound: sides whose misses never coincide flip
+    more), is below the width of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on
     error tasks); :data:`SATURATION_REASON` says it in one line.
 
     A small corpus (the embedded 1,488-document slice) puts lexical retrievers at Hit@10 = 100% on both
@@ -359,7 +360,8 @@ def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
 
 SATURATION_REASON = (
     f"both sides' Hit@K > {100 * SATURATION_HIT:.0f}% (ceiling) or < {100 * (1 - SATURATION_HIT):.0f}% "
-    "(floor: nothing retrieved, so nothing can flip or degrade), or the ceiling 2p(1−p) is below the CI width"
+    "(floor: nothing retrieved, so nothing can flip or degrade), or the Flip@K expected from independent misses, "
+    "2p(1−p), is below the CI width"
 )
 """Why a K is in ``saturated_at``, as the footnotes of the summary and the leaderboard tables say it."""
 
