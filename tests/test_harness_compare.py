@@ -119,6 +119,21 @@ def test_compare_cli_writes_every_metric(two_runs, tmp_path, capsys):
     assert "bm25 (A) vs random (B)" in capsys.readouterr().out
 
 
+def test_compare_prints_the_flip_ratio_as_a_ratio():
+    """``flip@K_ratio`` is no percentage (docs/results.md): `compare` printed B's 1.0024 as "100.24" under "in %"
+    where `run`'s summary prints 1.00."""
+    from pqb.harness.evaluation.compare import compare_markdown
+
+    row = {"a": 0.5198, "b": 1.0024, "diff": -0.4826, "diff_ci": [-0.61, -0.35], "p_value": 0.01,
+           "significant": True}  # fmt: skip
+    metrics = {"flip@10_ratio": row, "flip@10": row}
+    report = {"a": {"model": "x"}, "b": {"model": "y"}, "settings": {"n_perm": 10}, "groups": {},
+              "tasks": {"t": {"unit": "target", "n_units": 3, "metrics": metrics}}}  # fmt: skip
+    lines = {line.split(" | ")[0]: line for line in compare_markdown(report).splitlines()}
+    assert lines["| flip@10_ratio"] == "| flip@10_ratio | 0.52 | 1.00 | -0.48 [-0.61, -0.35] | 0.0100 * |"
+    assert lines["| flip@10"] == "| flip@10 | 51.98 | 100.24 | -48.26 [-61.00, -35.00] | 0.0100 * |"
+
+
 def test_compare_refuses_different_fingerprints(two_runs):
     a, b = (load_results(p) for p in two_runs)
     b["dataset"]["pqb_error_video_games"]["fingerprint"] = "something-else"

@@ -66,3 +66,31 @@ def test_page_marks_the_significant_cells_it_is_given(results_dir, tmp_path):
     tables = (out / "error_robustness.md").read_text() + (out / "syntactic_robustness.md").read_text()
     cells = sum(line.count(" †") for line in tables.splitlines() if line.startswith("|"))  # not the legend
     assert (out / "index.html").read_text().count('class="sig"') == cells
+
+
+def test_average_is_tested_only_between_averages_of_the_same_domains(monkeypatch):
+    """The average table's † compared the shared domains only: splade-tiny (video_games) against bm25's
+    mean of two domains was tested on video_games and the Δ printed as the averages' difference."""
+    from pathlib import Path
+
+    from pqb.harness.evaluation import compare
+    from pqb.harness.reporting import significance
+
+    runs = load_runs([Path(__file__).parent / "data" / "leaderboard" / "results"])
+    for run in runs:
+        run.data["ranks"] = {t: {} for t in run.data["results"]}
+    seen = []
+
+    def fake(ra, rb, *, tasks, **_):
+        seen.append(tuple(tasks))
+        row = {"diff": -0.01, "diff_ci": [-0.02, 0.0], "p_value": 0.01, "significant": True}
+        metrics = {m: row for m in ("flip@1", "flip@5", "flip@10", "flip@20", "rrstd", "deg@1", "deg@5",
+                                    "deg@10", "deg@20", "mrr_deg")}  # fmt: skip
+        return {"groups": {p: {"metrics": metrics} for p in ("syntactic", "error")},
+                "tasks": {t: {"metrics": metrics} for t in tasks}}  # fmt: skip
+
+    monkeypatch.setattr(compare, "compare_results", fake)
+    frame = significance.significance_frame(runs, tidy_frame(runs), n_boot=1, n_perm=1)
+    average = frame[frame["domain"] == "average"]
+    assert average.empty, average[["best", "model"]]  # splade-tiny is best, and ran 1 domain of 2
+    assert not frame[frame["domain"] == "video_games"].empty

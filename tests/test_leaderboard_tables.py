@@ -283,3 +283,25 @@ def test_gated_task_n_counts_the_pairs_the_gate_kept(tmp_path: Path) -> None:
     n = frame[frame.task == task].set_index("metric")["n"]
     assert n["flip@10"] == 14 and n["hit@10"] == 240  # queries are not gated
     assert pd.isna(n["rrstd"])
+
+
+def test_average_domains_column_names_only_the_averaged_domains(tmp_path: Path) -> None:
+    """A dose task (``pqb_error3_<d>``) is its own view, not a domain of the averages: the Domains column of
+    the syntactic average and the paper comparison's "Our domains" listed it beside video_games."""
+    from pqb.harness.reporting import paper
+
+    src = DATA / "splade-tiny" / "results_2026-01-11T12-00-00.000000.json"
+    data = _json(src)
+    task = "pqb_error3_musical_instruments"
+    data["results"][task] = {**data["results"]["pqb_error_video_games"], "alias": task}
+    data["configs"][task] = {"dataset_name": "musical_instruments", "pair_type": "error", "task": task,
+                             "error_dose": 3}  # fmt: skip
+    data["dataset"][task] = data["dataset"]["pqb_error_video_games"]
+    (tmp_path / "splade-tiny").mkdir()
+    (tmp_path / "splade-tiny" / src.name).write_text(json.dumps(data), encoding="utf-8")
+    tidy = collect.tidy_frame(collect.load_runs([tmp_path]))
+    for pair_type in ("syntactic", "error"):
+        rows = _md_rows(tables.robustness_markdown(tidy, pair_type), "### Equal-weight average")
+        assert rows["splade-tiny (stand-in for SPLADE)"][-1] == "video_games"
+    comparison = paper.comparison_frame(tidy, paper.load_paper_tables())
+    assert set(comparison["domains"]) == {"video_games"}

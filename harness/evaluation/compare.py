@@ -47,7 +47,7 @@ from pqb.harness.evaluation.bootstrap import (
 from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.evaluator import TaskData, load_tasks
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.evaluation.results import stored_ranks
+from pqb.harness.evaluation.results import is_ratio, stored_ranks
 from pqb.harness.evaluation.resume import SHAPING_TASK_FIELDS
 from pqb.harness.task_registry import TaskConfig, task_from_dict
 
@@ -359,7 +359,7 @@ def _system(res: Mapping[str, Any]) -> dict[str, Any]:
 def compare_markdown(report: Mapping[str, Any], metrics: Sequence[str] | None = None) -> str:
     """One table per task and group: A, B, A − B with its 95% CI and p (×100 except p)."""
     a, b = report["a"]["model"], report["b"]["model"]
-    lines = [f"## {a} (A) vs {b} (B)", "", f"A − B in %, 95% clustered paired bootstrap CI; p: two-sided paired "
+    lines = [f"## {a} (A) vs {b} (B)", "", f"A − B in % (flip@K_ratio as a ratio), 95% clustered paired bootstrap CI; p: two-sided paired "
              f"randomization test ({report['settings']['n_perm']} permutations); * = p < {ALPHA}.", ""]  # fmt: skip
     sections = [*((f"task {t}", e) for t, e in report["tasks"].items()),
                 *((f"group {g} (mean over {len(e['tasks'])} domains)", e) for g, e in report["groups"].items())]  # fmt: skip
@@ -376,14 +376,15 @@ def compare_markdown(report: Mapping[str, Any], metrics: Sequence[str] | None = 
                 continue
             star = " *" if row["significant"] else ""
             ci = row["diff_ci"]
+            scale = 1 if is_ratio(k) else 100  # a ratio (1.0 = independent sides) is not a percentage
             ci_text = (
-                f" [{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci[0] is not None and np.isfinite(ci[0]) else ""
+                f" [{scale * ci[0]:.2f}, {scale * ci[1]:.2f}]" if ci[0] is not None and np.isfinite(ci[0]) else ""
             )
-            lines.append(f"| {k} | {_pct(row['a'])} | {_pct(row['b'])} | {_pct(row['diff'])}{ci_text} | "
-                         f"{row['p_value']:.4f}{star} |")  # fmt: skip
+            lines.append(f"| {k} | {_pct(row['a'], scale)} | {_pct(row['b'], scale)} | {_pct(row['diff'], scale)}"
+                         f"{ci_text} | {row['p_value']:.4f}{star} |")  # fmt: skip
         lines.append("")
     return "\n".join(lines)
 
 
-def _pct(v: float | None) -> str:
-    return "–" if v is None or not np.isfinite(v) else f"{100 * v:.2f}"
+def _pct(v: float | None, scale: int = 100) -> str:
+    return "–" if v is None or not np.isfinite(v) else f"{scale * v:.2f}"

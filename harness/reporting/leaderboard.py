@@ -143,6 +143,12 @@ def write_leaderboard(
                 significant=significant,
             )
         )
+    stale = [*(["significance.md", "significance.csv"] if not compare else []), *([] if html else ["index.html"]),
+             *([] if paper else ["paper_comparison.md"])]  # fmt: skip
+    stale += [] if plots else [str(p.relative_to(out_dir)) for p in (out_dir / "plots").glob("*_*.*")
+                               if p.suffix in {".png", ".svg"}]  # fmt: skip
+    for name in stale:  # an earlier call's output must not stand beside this one's tables (nor be pushed)
+        (out_dir / name).unlink(missing_ok=True)
     manifest = {
         "selection": "newest run per (model, task); see harness/reporting/leaderboard.py",
         "all_runs_in_tidy": all_runs,

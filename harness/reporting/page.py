@@ -18,6 +18,7 @@ import pandas as pd
 
 from pqb.dataset.io import atomic_write_text
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
+from pqb.harness.evaluation.results import SATURATION_REASON
 from pqb.harness.reporting.tables import (
     AVERAGE,
     EFFECTIVENESS_COLUMNS,
@@ -28,6 +29,7 @@ from pqb.harness.reporting.tables import (
     model_table,
     pct,
     robustness_columns,
+    saturated_cells,
     wide_table,
 )
 
@@ -144,8 +146,10 @@ def _metric_table(
     weights: Mapping[str, Any],
     ci: bool = True,
     significant: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
+    saturated: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
 ) -> str:
-    """``significant``: ``{(model, metric)}`` whose difference from the column's best is significant (†)."""
+    """``significant``: ``{(model, metric)}`` whose difference from the column's best is significant (†);
+    ``saturated``: ``{(model, metric)}`` measured where the task is saturated (ˢ, as the markdown tables)."""
     marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
     head = "".join(f"<th>{_esc(labels.get(m, m))} (%)</th>" for m in metrics)
     n_head = "<th>n</th>" if "n" in table else ""
@@ -162,6 +166,8 @@ def _metric_table(
             value = f'<span class="v">{pct(row.get(m))}</span>'
             if (str(model), m) in significant:
                 value += '<sup class="sig" title="differs from the column\'s best: paired randomization p &lt; 0.05">†</sup>'
+            if (str(model), m) in saturated:
+                value += f'<sup class="sat" title="saturated: {_esc(SATURATION_REASON)}">ˢ</sup>'
             cells.append(f'<td data-value="{_num_attr(row.get(m))}"{cls}>{value}{ci_text}</td>')
         if n_head:
             n = row.get("n")
@@ -242,6 +248,7 @@ def _domain_section(
                 labels=LABELS,
                 weights=weights,
                 significant={(m, k) for p, d, m, k in significant if p == pair_type and d == domain},
+                saturated=saturated_cells(tidy, pair_type, domain),
             )
         )
     eff = effectiveness_table(tidy, domain)
@@ -271,7 +278,10 @@ def _domain_section(
         )
     parts.append("<h3>Plots</h3>")
     parts.append(_plot_figures(plots, domain))
-    parts.append("<h3>Writing-error degradation by mechanism and number of edits (not in the paper)</h3>")
+    pooled = ": all domains, pooled by pair count (not the equal-weight average)" if domain == AVERAGE else ""
+    parts.append(
+        f"<h3>Writing-error degradation by mechanism, edits, location and profile (not in the paper){pooled}</h3>"
+    )
     parts.append(_breakdown_tables(breakdown, "all" if domain == AVERAGE else domain))
     parts.append("</section>")
     return "".join(parts)
@@ -365,7 +375,8 @@ def render_html(
         "syntactic pairs (two users' wording), Deg@K and MRRdeg on writing-error pairs (one user's clean vs "
         "typo'd query). Values in %; lower is more robust. <b>Bold</b> = most robust, <u>underlined</u> = "
         "most sensitive per column, as in the paper; small numbers under a value are its 95% paired-bootstrap "
-        f"CI. Click a column header to sort.{sig_note}</p>"
+        f"CI. ˢ = saturated ({_esc(SATURATION_REASON)}): the value cannot show robustness at that K. "
+        f"Click a column header to sort.{sig_note}</p>"
         '<div class="controls"><label for="domain-select">Domain: </label>'
         f'<select id="domain-select">{options}</select></div>'
         "<h2>Models</h2>"

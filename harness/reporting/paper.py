@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.reporting.tables import AVERAGE, LABELS, model_table
+from pqb.harness.reporting.tables import AVERAGE, LABELS, average_domains, model_table
 
 PAPER_DOMAINS: tuple[str, ...] = ("baby_products", "musical_instruments", "video_games")
 """The three domains the paper's headline tables average over."""
@@ -126,6 +126,8 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
             continue
         paper_name, how = found
         for pair_type, key in _PAPER_TABLES.items():
+            mine = tidy[tidy["selected"] & (tidy["model"] == m["model"])]
+            domains = ", ".join(average_domains(mine, pair_type))
             table = paper.get(key) or {}
             columns = table.get("columns") or []
             prow = next((r for r in table.get("rows") or [] if r[0] == paper_name), None)
@@ -149,7 +151,7 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
                         "ours": value,
                         "paper": float(published),
                         "gap": value - float(published),
-                        "domains": m["domains"],
+                        "domains": domains,
                     }
                 )
     frame = pd.DataFrame(

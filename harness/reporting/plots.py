@@ -180,9 +180,10 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
                 fontsize=8,
                 color=color,
             )
-        if len(points) > 1:
-            best_eff = max(points, key=lambda m: (points[m][0], m))
-            best_rob = min(points, key=lambda m: (points[m][1], m))
+        if len(points) > 1:  # ties are all named, as the tables mark them all
+            top_x, low_y = max(x for x, _ in points.values()), min(y for _, y in points.values())
+            best_eff = ", ".join(sorted(m for m, (x, _) in points.items() if x == top_x))
+            best_rob = ", ".join(sorted(m for m, (_, y) in points.items() if y == low_y))
             ax.text(
                 0.99,
                 0.01,

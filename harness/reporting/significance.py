@@ -76,6 +76,10 @@ def significance_frame(runs: Sequence[Run], tidy: pd.DataFrame, *, n_boot: int =
                         _view_tasks(chosen, best, pair_type, domain),
                         _view_tasks(chosen, model, pair_type, domain),
                     )
+                    if domain == AVERAGE and set(a) != set(b):  # the two averages are over other domains
+                        logger.warning("--compare: %s/%s: %s and %s averaged different domains; not tested",
+                                       pair_type, metric, best, model)  # fmt: skip
+                        continue
                     tasks = tuple(sorted(set(a) & set(b)))
                     key = (best, model, tasks)
                     if key not in cache:

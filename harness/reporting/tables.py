@@ -78,12 +78,23 @@ def domains_of(tidy: pd.DataFrame) -> list[str]:
     return sorted(d for d in selected["domain"].unique() if d != AVERAGE)
 
 
-def model_table(tidy: pd.DataFrame) -> pd.DataFrame:
-    """One row per model: name, weights, stand-in, domains covered, newest run date, limit."""
+def average_domains(part: pd.DataFrame, pair_type: str | None = None) -> list[str]:
+    """The domains whose own ``pqb_<pair_type>_<domain>`` task a model ran (of ``pair_type``, else of any): what
+    its domain averages are over. A task's own view (a dose, the authors' variant, a release import) is no domain."""
+    rows = part[part["domain"] != AVERAGE]
+    if pair_type is not None:
+        rows = rows[rows["pair_type"] == pair_type]
+    own = rows["task"] == "pqb_" + rows["pair_type"].astype(str) + "_" + rows["domain"].astype(str)
+    return sorted(rows.loc[own, "domain"].unique())
+
+
+def model_table(tidy: pd.DataFrame, pair_type: str | None = None) -> pd.DataFrame:
+    """One row per model: name, weights, stand-in, domains covered (those of ``pair_type``'s average when
+    given: :func:`average_domains`), newest run date, limit."""
     sel = tidy[tidy["selected"] & tidy["pair_type"].notna()]
     rows = []
     for model, part in sel.groupby("model", sort=True):
-        doms = sorted(d for d in part["domain"].unique() if d != AVERAGE)
+        doms = average_domains(part, pair_type)
         limits = sorted({str(x) for x in part["limit"].dropna()})
         rows.append(
             {
@@ -234,9 +245,15 @@ def table_markdown(
 
 
 def table_csv_frame(
-    table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool, domain: str
+    table: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    lower_is_better: bool,
+    domain: str,
+    saturated: set[tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
-    """The table as CSV-ready rows: percentages (×100, unrounded), CI bounds and a ``marks`` column."""
+    """The table as CSV-ready rows: percentages (×100, unrounded), CI bounds and a ``marks`` column
+    (``best:<metric>``, ``worst:<metric>``, ``saturated:<metric>``: the markdown tables' ``ˢ``)."""
     marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
     out = pd.DataFrame(index=table.index)
     out.insert(0, "domain", domain)
@@ -249,9 +266,10 @@ def table_csv_frame(
     if "n" in table:
         out["n"] = table["n"]
     out["marks"] = [
-        ";".join(f"{marks[(str(model), m)]}:{m}" for m in metrics if (str(model), m) in marks)
+        ";".join([*(f"{marks[(str(model), m)]}:{m}" for m in metrics if (str(model), m) in marks),
+                  *(f"saturated:{m}" for m in metrics if (str(model), m) in (saturated or ()))])
         for model in table.index
-    ]
+    ]  # fmt: skip
     return out.reset_index()
 
 
@@ -335,7 +353,7 @@ def robustness_markdown(
     ``significant``: ``{(pair_type, domain, model, metric)}`` to mark ``†`` (``leaderboard --compare``).
     """
     title = PAIR_TYPES[pair_type].title
-    models = model_table(tidy).set_index("model") if not tidy.empty else pd.DataFrame()
+    models = model_table(tidy, pair_type).set_index("model") if not tidy.empty else pd.DataFrame()
     parts = [f"## {title}", "", _LEGEND, ""]
     for domain in [AVERAGE, *domains_of(tidy)]:
         metrics = robustness_columns(tidy, pair_type, domain)
@@ -409,7 +427,11 @@ def all_table_frames(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
             metrics = robustness_columns(tidy, pair_type, d)
             parts.append(
                 table_csv_frame(
-                    wide_table(tidy, pair_type, metrics, d), metrics, lower_is_better=True, domain=d
+                    wide_table(tidy, pair_type, metrics, d),
+                    metrics,
+                    lower_is_better=True,
+                    domain=d,
+                    saturated=saturated_cells(tidy, pair_type, d),
                 )
             )
         frames[f"{pair_type}_robustness"] = pd.concat(parts, ignore_index=True)
