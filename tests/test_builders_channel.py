@@ -184,7 +184,7 @@ def test_study_features_read_each_slip_by_one_rule() -> None:
     got = summarise(pairs, n_boot=50, seed=0, correctors=False)["features"]
     assert got["ins"]["share"] == pytest.approx(3 / 8) and got["multi"]["share"] == pytest.approx(1 / 8)
     assert got["ins_vowel"]["share"] == pytest.approx(1 / 3)  # the doubled "a" of "gaame"
-    assert got["ins_vowel_new"]["share"] == 0.0 and got["ins_vowel_new"]["n"] == 2  # "gamer", "UgSB"
+    assert got["ins_vowel_undoubled"]["share"] == 0.0 and got["ins_vowel_undoubled"]["n"] == 2  # "gamer", "UgSB"
     assert got["del_doubled"]["share"] == 1.0 and got["sub_neighbour"]["share"] == 1.0  # s is next to a
     assert got["ins_case"]["share"] == pytest.approx(1 / 3)  # "UgSB": a lower-case letter inside capitals
     assert got["implausible"]["share"] == pytest.approx(1 / 7)  # the wrong-case insertion

