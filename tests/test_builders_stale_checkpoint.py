@@ -91,7 +91,7 @@ def test_checkpoint_identity_is_the_folders_content(tmp_path: Path) -> None:
 def test_the_errors_stage_shortcut_recomputes_the_checkpoint_identity(tmp_path: Path) -> None:
     """``_recorded_corrector_fresh`` trusted the recorded id when it started with ``gector:<path>:``; it
     must say "not fresh" once the checkpoint at that path has other content (no model is loaded)."""
-    from pqb.builders.workdir import EDITS, PROFILES, SENTENCES, WorkDir
+    from pqb.builders.workdir import EDITS, PROFILES, SENTENCES, WorkDir, hash_inputs
     from pqb.builders.writing_errors.detection import corrector_id_prefix
     from pqb.builders.writing_errors.profiles import _recorded_corrector_fresh
 
@@ -110,9 +110,9 @@ def test_the_errors_stage_shortcut_recomputes_the_checkpoint_identity(tmp_path: 
 
     recorded = f"{corrector_id_prefix(backend)}3:0.0"  # what GectorCorrector.backend_id is
     wd.stage("errors", inputs, config(recorded), [EDITS, PROFILES]).done({"edits": 2})
-    assert _recorded_corrector_fresh(wd, inputs, config, backend) == {"edits": 2, "skipped": True}
+    assert _recorded_corrector_fresh(wd, inputs, config, backend, hash_inputs(inputs)) == {"edits": 2, "skipped": True}
     (ckpt / "model.safetensors").write_bytes(b"weights v2, another model")
-    assert _recorded_corrector_fresh(wd, inputs, config, backend) is None
+    assert _recorded_corrector_fresh(wd, inputs, config, backend, hash_inputs(inputs)) is None
     old_style = f"{backend}:3:0.0"  # an id recorded before the content digest: never trusted
     wd.stage("errors", inputs, config(old_style), [EDITS, PROFILES]).done({"edits": 2})
-    assert _recorded_corrector_fresh(wd, inputs, config, backend) is None
+    assert _recorded_corrector_fresh(wd, inputs, config, backend, hash_inputs(inputs)) is None
