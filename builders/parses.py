@@ -9,7 +9,6 @@ so a cache hit returns exactly what a fresh parse would have.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import json
 import sqlite3
 from collections import Counter
@@ -28,6 +27,7 @@ from pqb.builders.nlp import (
     spacy_model_id,
 )
 from pqb.builders.text import MAX_TEXT_CHARS
+from pqb.builders.workdir import library_versions
 from pqb.dataset import settings
 from pqb.dataset.io import cache_rebuild_notice, sha256_bytes, stable_hash
 from pqb.dataset.progress import bar
@@ -149,11 +149,7 @@ def parse_code_id() -> str:
     Why: the model id names the weights, not the code that reads a ``Doc``. The users stage reruns after
     such an edit (its fingerprint hashes the builders' code) but was served the old code's values from
     this cache, so ``sentences.parquet`` did not change (1295 sentences where the edit gives 1273)."""
-    try:
-        spacy_version = importlib.metadata.version("spacy")
-    except importlib.metadata.PackageNotFoundError:
-        spacy_version = None
-    return stable_hash(sha256_bytes(Path(__file__).read_bytes()), spacy_version, length=16)
+    return stable_hash(sha256_bytes(Path(__file__).read_bytes()), library_versions(("spacy",)), length=16)
 
 
 def _check_lengths(texts: Sequence[str], max_length: int) -> None:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -178,15 +177,15 @@ def run_entries(data: TaskData, run: TrecRun) -> RunMatch:
             if len(docs) < max(data.cfg.k_values):
                 match.n_shallow += 1
                 match.min_depth = min(len(docs), match.min_depth or len(docs))
-        scores = run.scores[qid]
-        match.n_against_scores += any(b > a for a, b in pairwise(scores))
+        scores = np.asarray(run.scores[qid])
+        match.n_against_scores += bool(np.any(scores[1:] > scores[:-1]))  # in rank order (float64, as read)
         idx = np.asarray([pos.get(d, -1) for d in docs], dtype=np.int64)
         unknown = np.flatnonzero(idx < 0)
         match.n_docs_unknown += len(unknown)
         match.n_docs_known += len(idx) - len(unknown)
         for j in unknown[: UNKNOWN_DOC_EXAMPLES - len(match.unknown_examples)]:
             match.unknown_examples.append(f"{run.where[qid][j]}: document {docs[j]!r}")
-        match.entries.append(RankEntry(rank, False, idx, np.asarray(run.scores[qid], dtype=np.float32)))
+        match.entries.append(RankEntry(rank, False, idx, scores.astype(np.float32)))
     return match
 
 
