@@ -53,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["all", *argv]
     args = parser.parse_args(argv)
     with progress_bars(not getattr(args, "no_progress", False)):
-        return quiet_broken_pipe(lambda: guarded(lambda: _check_extras(args) or preflight(args) or args._run(args)))
+        return quiet_broken_pipe(
+            lambda: guarded(lambda: _check_extras(args) or preflight(args) or args._run(args))
+        )
 
 
 def _check_extras(args: argparse.Namespace) -> None:
@@ -66,10 +68,18 @@ def _check_extras(args: argparse.Namespace) -> None:
         needs.append("ray")
     if getattr(args, "backend", None) == "llm":  # the generator's (generate, all); errors' is never "llm"
         needs.append("llm")  # named here: a missing transformers, caught late, would read as pqb[neural]
-    if missing := missing_extras(needs):
+    no_deps = []
+    if getattr(args, "study", None) == "naturalness":  # validate naturalness: a causal LM
+        from pqb.builders.reports.lm_score import DEFAULT_LM_DISTRIBUTION, default_lm_path
+
+        needs.append("llm")
+        if args.lm is None and default_lm_path() is None:
+            no_deps.append(DEFAULT_LM_DISTRIBUTION)
+    if (missing := missing_extras(needs)) or no_deps:
+        what = [f"pqb[{e}]" for e in missing] + [f"the {p} wheel" for p in no_deps]
         raise MissingExtraError(
-            f"pqb-build {args.command} needs {', '.join(f'pqb[{e}]' for e in missing)}, not installed here; "
-            f"install it with: {pip_install_line(missing)}"
+            f"pqb-build {args.command} needs {', '.join(what)}, not installed here; "
+            f"install it with: {pip_install_line(missing, no_deps=no_deps)}"
         )
 
 
