@@ -21,6 +21,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "fast": ("numba",),
     "ray": ("ray",),
     "mteb": ("mteb",),
+    "study": ("krippendorff", "sklearn"),
 }
 """Top-level modules whose absence means the extra is not installed (pyproject.toml's lists, by import name)."""
 

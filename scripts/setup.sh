@@ -3,7 +3,7 @@
 # CPU machines pin torch through constraints.txt (a GPU user installs without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="${PQB_EXTRAS:-build,neural,llm,standins,gec,pyserini,space,defense,ray,fast,dev}"
+extras="${PQB_EXTRAS:-build,neural,llm,standins,gec,pyserini,space,defense,ray,fast,study,dev}"
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi

@@ -23,6 +23,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "publish",
     "check",
     "validate",
+    "study",
     "release",
     "compare-release",
     "detector-quality",
@@ -64,6 +65,10 @@ def _check_extras(args: argparse.Namespace) -> None:
     from pqb.dataset.extras import missing_extras, pip_install_line
 
     needs = [] if args.command in BASE_INSTALL else ["build"]
+    if args.command == "study":  # each action needs its own (the judge only the standard library)
+        from pqb.builders.cli.study import NEEDS
+
+        needs = list(NEEDS[args.action])
     if getattr(args, "executor", None) == "ray":
         needs.append("ray")
     if getattr(args, "backend", None) == "llm":  # the generator's (generate, all); errors' is never "llm"
