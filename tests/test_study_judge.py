@@ -115,3 +115,5 @@ def test_judge_and_report_through_the_cli(tmp_path: Path, capsys) -> None:
     assert "You are a careful linguist" in rep["judge"]["prompts"]["syntactic"][0]["content"]
     md = (tmp_path / "study_report.md").read_text(encoding="utf-8")
     assert "LLM judge `judge-x`" in md and "| Naturalness (1–5) | 4.00" in md
+    # every source of the pool has its columns, rated or not (an all-unparsed judge once printed none)
+    assert "| Dimension | pqb LLM | pqb Human | authors LLM | authors Human | real LLM | real Human |" in md

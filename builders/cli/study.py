@@ -188,13 +188,18 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from pqb.builders.errors import UsageError
-    from pqb.builders.study.report import domains_of, human_results, llm_results, write_report
+    from pqb.builders.study.report import domains_of, human_results, llm_results, sources_of, write_report
     from pqb.builders.study.sheet import load_key, read_filled
 
     key = load_key(args.key)
     if not args.sheets and not args.judge:
         raise UsageError("nothing to report: pass --sheets (filled sheets) and/or --judge (a judge folder)")
-    report: dict = {"domains": domains_of(key), "key": str(args.key), "n_items": len(key["items"])}
+    report: dict = {
+        "domains": domains_of(key),
+        "sources": sources_of(key),
+        "key": str(args.key),
+        "n_items": len(key["items"]),
+    }
     if args.sheets:
         primaries = read_filled(args.sheets, key, strict=args.strict)
         adjudication = read_filled(args.adjudication, key, strict=args.strict) if args.adjudication else None

@@ -137,7 +137,9 @@ def _num(v: float | None) -> str:
 def render_markdown(report: Mapping[str, Any]) -> str:
     paper = paper_values()
     human, llm = report.get("human"), report.get("llm")
-    sources = [s for s in SOURCES if (human and s in human["by_source"]) or (llm and s in llm["by_source"])]
+    sources = [
+        s for s in SOURCES if s in report.get("sources", SOURCES)
+    ]  # every source of the pool: "—" when unrated
     cols = [(s, who) for s in sources for who in ("LLM", "Human")]
     lines = [f"# Validation study ({', '.join(report.get('domains', []))})", ""]
     who_rated = []
@@ -215,6 +217,11 @@ def write_report(out_dir: str | Path, report: Mapping[str, Any], judge: Mapping[
 
 def domains_of(key: Mapping[str, Any]) -> list[str]:
     return sorted({it["domain"] for it in key["items"]})
+
+
+def sources_of(key: Mapping[str, Any]) -> list[str]:
+    present = {it["source"] for it in key["items"]}
+    return [s for s in SOURCES if s in present]
 
 
 __all__: Sequence[str] = ("human_results", "llm_results", "paper_values", "render_markdown", "write_report")
