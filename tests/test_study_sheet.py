@@ -135,3 +135,17 @@ def test_bad_rows_are_counted_with_their_line_or_refused(key_path: Path, tmp_pat
     )
     err = capsys.readouterr().err
     assert rc == 1 and err.startswith("error: bad.csv:2:") and err.count("\n") == 1
+
+
+def test_report_without_the_study_extra_is_one_line(key_path: Path, monkeypatch, capsys) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: None if n == "krippendorff" else real(n, *a)
+    )
+    rc = main(["study", "report", "--key", str(key_path), "--sheets", str(FILLED[0])])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and line == (
+        'error: pqb-build study needs pqb[study], not installed here; install it with: pip install "pqb[study]"'
+    )

@@ -24,6 +24,7 @@ report. Any Hub id, local folder or ``.gguf`` file loads the same way.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 from collections.abc import Sequence
@@ -68,8 +69,6 @@ def weights_digest(path: Path) -> str:
     """sha256 of a weights file, or of a folder's weight files (``name:sha256`` lines, sorted)."""
     if path.is_file():
         return sha256_file(path)
-    import hashlib
-
     lines = [
         f"{p.relative_to(path).as_posix()}:{sha256_file(p)}"
         for p in sorted(path.rglob("*"))

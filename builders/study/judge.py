@@ -37,7 +37,7 @@ from typing import Any
 from pqb.builders.errors import ResourceUnavailableError, UsageError
 from pqb.builders.study.pool import Item
 from pqb.builders.study.rubric import Dimension, dimensions_of
-from pqb.dataset.io import canonical_json, stable_hash
+from pqb.dataset.io import atomic_write_text, canonical_json, stable_hash
 from pqb.dataset.progress import bar
 
 PROMPT_VERSION = "1"
@@ -239,8 +239,6 @@ def judge_items(
     path = out / JUDGMENTS
     cached, torn = read_cache(path)
     if torn:  # rewrite without the unreadable lines, so appends start on a clean line
-        from pqb.dataset.io import atomic_write_text
-
         atomic_write_text(path, "".join(canonical_json(r) + "\n" for r in cached.values()))
     todo = list(items[:limit] if limit is not None else items)
     counts: Counter[str] = Counter({"items": len(todo), "torn_cache_lines": torn})
