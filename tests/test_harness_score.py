@@ -100,7 +100,7 @@ def test_same_run_for_both_sides_is_noted_and_refused_under_strict(harness_run, 
 
 def test_harness_runs_keep_rr_cutoff_documents(tmp_path):
     from pqb.harness.evaluation.evaluator import run_file_depth
-    from pqb.harness.task_registry import task_from_dict
+    from pqb.harness.evaluation.task_registry import task_from_dict
 
     cfg = task_from_dict({"task": "t", "dataset_name": "x", "pair_type": "error", "run_depth": 100})
     assert run_file_depth(cfg) == 200  # MRR counts ranks up to 200, so the run must hold them

@@ -167,7 +167,7 @@ def _gate_model(tasks: list[Any], args: argparse.Namespace) -> Any:
 
 
 def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
-    from pqb.harness.task_registry import TaskRegistry, split_task_list
+    from pqb.harness.evaluation.task_registry import TaskRegistry, split_task_list
 
     registry = TaskRegistry(args.include_path)
     names, groups = registry.resolve(split_task_list(args.tasks))

@@ -49,7 +49,7 @@ from pqb.harness.evaluation.evaluator import TaskData, load_tasks
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.evaluation.results import is_ratio, stored_ranks
 from pqb.harness.evaluation.resume import SHAPING_TASK_FIELDS
-from pqb.harness.task_registry import TaskConfig, task_from_dict
+from pqb.harness.evaluation.task_registry import TaskConfig, task_from_dict
 
 ALPHA = 0.05
 

@@ -24,7 +24,7 @@ import numpy as np
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import Design, Level, unit_codes
 from pqb.harness.evaluation.pairs import PairSet
-from pqb.harness.task_registry import TaskConfig
+from pqb.harness.evaluation.task_registry import TaskConfig
 
 POOL_PREFIX = "_pool@"
 """Internal per-pair array (Hit@K(a) + Hit@K(b)) / 2; its mean is p̂. Never reported."""

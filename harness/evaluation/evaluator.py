@@ -45,8 +45,8 @@ from pqb.harness.evaluation.design import derive, effective_unit, task_design
 from pqb.harness.evaluation.pairs import EDIT_FIELDS, PairSet, dosed_rows, edit_count, edit_values
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
 from pqb.harness.evaluation.run_cache import RankEntry, RunCache
+from pqb.harness.evaluation.task_registry import TaskConfig
 from pqb.harness.retrievers.base import MAX_SCORE_CELLS, Corpus, Retriever, apply_cutoff, topk_stable
-from pqb.harness.task_registry import TaskConfig
 
 log = logging.getLogger(__name__)
 

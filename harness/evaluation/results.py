@@ -30,7 +30,7 @@ from pqb.dataset.io import atomic_write_bytes, atomic_write_json, atomic_write_t
 from pqb.harness.errors import ResultsSchemaError
 from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
-from pqb.harness.task_registry import TaskRegistry
+from pqb.harness.evaluation.task_registry import TaskRegistry
 
 SCHEMA_VERSION = "1.4"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
