@@ -14,4 +14,6 @@ pqb.harness.evaluation.bootstrap, pqb.harness.retrievers.
 Composition (``cli``) may import every wing.
 """
 
-__version__ = "0.1.0"
+from pqb.dataset import __version__
+
+__all__ = ["__version__"]

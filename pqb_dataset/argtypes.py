@@ -103,7 +103,7 @@ def non_negative_int(value: str) -> int:
     return n
 
 
-def row_limit(value: str) -> int | float:
+def pair_limit(value: str) -> int | float:
     """lm-eval's ``--limit``: an integer >= 1 (the first N rows) or a share strictly between 0 and 1
     (that fraction of the rows, a seeded sample)."""
     try:

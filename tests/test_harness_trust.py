@@ -349,7 +349,7 @@ def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monk
 
     full = tmp_path / "full"
     assert main(base_args(good, full, "--tasks", "pqb")) == 0  # uninterrupted reference
-    real, calls = ev._finish_task, []
+    real, calls = ev.finish_task, []
 
     def dies_on_second_task(*args, **kwargs):
         calls.append(1)
@@ -358,10 +358,10 @@ def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monk
         return real(*args, **kwargs)
 
     out = tmp_path / "out"
-    monkeypatch.setattr(ev, "_finish_task", dies_on_second_task)
+    monkeypatch.setattr(ev, "finish_task", dies_on_second_task)
     with pytest.raises(KeyboardInterrupt):
         main(base_args(good, out, "--tasks", "pqb"))
-    monkeypatch.setattr(ev, "_finish_task", real)
+    monkeypatch.setattr(ev, "finish_task", real)
     assert not results_files(out) and len(list(out.glob("details/bm25/checkpoint_*.json.partial"))) == 1
     capsys.readouterr()
     got, err = run(capsys, *base_args(good, out, "--tasks", "pqb", "--overwrite", "only-missing"))

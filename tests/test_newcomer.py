@@ -230,13 +230,13 @@ def test_fractional_limit_takes_a_seeded_share() -> None:
 def test_limit_accepts_a_count_or_a_share(value, ok, capsys) -> None:
     import argparse
 
-    from pqb.dataset.argtypes import row_limit
+    from pqb.dataset.argtypes import pair_limit
 
     if ok:
-        assert row_limit(value) == (int(value) if "." not in value else float(value))
+        assert pair_limit(value) == (int(value) if "." not in value else float(value))
     else:
         with pytest.raises(argparse.ArgumentTypeError, match=r"integer >= 1 .* or a share strictly between 0 and 1"):
-            row_limit(value)
+            pair_limit(value)
 
 
 def test_output_path_ending_in_json_is_the_file(tiny, tmp_path, capsys) -> None:

@@ -498,7 +498,7 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
         es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]
-        out.outcomes[name] = _finish_task(data, es, opts)
+        out.outcomes[name] = finish_task(data, es, opts)
         if on_task is not None:
             on_task(name, out.outcomes[name])
     out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
@@ -541,9 +541,10 @@ def rewrite_values(data: TaskData, rewrite: Callable[..., list[str]]) -> dict[st
     }
 
 
-def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
-                 counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
-    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts.
+def finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
+                counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
+    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts
+    (the run file's misses, unknown documents, ...).
 
     Without ``opts.ties_known`` (ranks read from a run file) ``ties_touch_target`` is not reported.
     """

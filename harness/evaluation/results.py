@@ -276,7 +276,7 @@ def build_results(
     to the earlier file it is copied from (``PreviousRun.as_source()``: content plus ``_path`` and,
     for checkpoints, ``_replicates``, so group CIs come out as in an uninterrupted run).
     """
-    from pqb import harness
+    from pqb.dataset import __version__
 
     reused = reused or {}
     res: dict[str, Any] = {k: {} for k in ("results", "groups", "group_subtasks", "configs", "versions",
@@ -315,7 +315,7 @@ def build_results(
         git_hash=git_hash(),
         date=started,
         total_evaluation_time_seconds=round(finished - started, 3),
-        pqb_version=harness.__version__,
+        pqb_version=__version__,
     )
     return clean_json(lm_eval_shape(res))
 
