@@ -134,8 +134,8 @@ def _yaml_task(tmp_path: Path, **values: object) -> list[str]:
 
 
 MESSAGES = [
-    ("limit_0", ["--limit", "0"], 2, "argument --limit: must be an integer >= 1 (rows) or a share strictly between 0 and 1, got '0'"),
-    ("limit_negative", ["--limit", "-1"], 2, "argument --limit: must be an integer >= 1 (rows) or a share"),
+    ("limit_0", ["--limit", "0"], 2, "argument --limit: must be an integer >= 1 (pairs) or a share strictly between 0 and 1, got '0'"),
+    ("limit_negative", ["--limit", "-1"], 2, "argument --limit: must be an integer >= 1 (pairs) or a share"),
     ("bootstrap_negative", ["--bootstrap_iters", "-3"], 2, "argument --bootstrap_iters: must be >= 0"),
     ("seed_text", ["--seed", "x"], 2, "argument --seed: must be an integer"),
     ("batch_size_0", ["--batch_size", "0"], 2, "argument --batch_size: must be >= 1"),
@@ -283,7 +283,10 @@ def baseline(good, tmp_path, capsys) -> Path:
 
 def _changed_dataset(tmp_path: Path) -> Path:
     d = make_tiny_dataset(tmp_path / "other")
-    _rewrite_rows(d, lambda rows: rows[1].__setitem__("query", rows[1]["query"] + " please"))
+    def edit(rows: list) -> None:  # a row of both tasks (its error query keeps its edits' positions)
+        rows[0].update(query=rows[0]["query"] + " please", error_query=rows[0]["error_query"] + " please")
+
+    _rewrite_rows(d, edit)
     return d
 
 

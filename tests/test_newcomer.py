@@ -216,14 +216,13 @@ def test_run_without_model_is_one_line(capsys) -> None:
 
 
 def test_fractional_limit_takes_a_seeded_share() -> None:
-    from pqb.harness.evaluation.evaluator import limited_rows
+    from pqb.harness.evaluation.evaluator import limited_pairs
 
-    rows = [{"i": i} for i in range(40)]
-    got = limited_rows(rows, 0.1, seed=3)
-    assert len(got) == 4 and got == limited_rows(rows, 0.1, seed=3)  # ceil(0.1 * 40), the same each time
-    assert got != rows[:4] or limited_rows(rows, 0.1, seed=4) != got  # a sample, not the first rows
-    assert [r["i"] for r in got] == sorted(r["i"] for r in got)  # dataset order kept
-    assert limited_rows(rows, 5, seed=3) == rows[:5]
+    got = limited_pairs(40, 0.1, seed=3)
+    assert len(got) == 4 and (got == limited_pairs(40, 0.1, seed=3)).all()  # ceil(0.1 * 40), the same each time
+    assert list(got) != [0, 1, 2, 3] or list(limited_pairs(40, 0.1, seed=4)) != list(got)  # a sample
+    assert list(got) == sorted(got)  # pair order kept
+    assert list(limited_pairs(40, 5, seed=3)) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("value,ok", [("0.1", True), ("3", True), ("0", False), ("1.5", False), ("x", False)])

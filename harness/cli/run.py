@@ -31,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "'list_tags' prints them, as lm-eval does")  # fmt: skip
     p.add_argument(
         "--limit", type=pair_limit, default=None,
-        help="the first N (>= 1) rows of each task, or a share in (0, 1): that fraction of them, a seeded sample"
+        help="the first N (>= 1) pairs of each task, or a share in (0, 1): that fraction of each task's pairs "
+        "(at least 1), a seeded sample; whole pairs, never a row without its partner"
     )
     p.add_argument("--output_path", default="results", help="folder for <model>/results_<timestamp>.json, or the results file itself when it ends in .json")
     p.add_argument(

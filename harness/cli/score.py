@@ -34,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--limit", type=pair_limit, default=None,
-        help="the first N (>= 1) rows of each task, or a share in (0, 1): that fraction of them, a seeded sample"
+        help="the first N (>= 1) pairs of each task, or a share in (0, 1): that fraction of each task's pairs "
+        "(at least 1), a seeded sample; whole pairs, never a row without its partner"
     )
     p.add_argument("--bootstrap_iters", type=bootstrap_iters, default=None, help="bootstrap replicates")
     p.add_argument("--seed", type=non_negative_int, default=None, help="bootstrap seed (default: task's)")

@@ -15,11 +15,13 @@ for a large corpus.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +102,7 @@ def load_tasks(
     """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
 
     Every rows config and corpus is validated with :mod:`~pqb.harness.evaluation.dataset_checks` (the ``validate``
-    checks) on its full content, before ``limit`` cuts the rows; any violation in any task raises
+    checks) on its full content, before ``limit`` selects pairs; any violation in any task raises
     :class:`DatasetInvalidError` listing them all, so nothing is evaluated on broken data. A dataset
     unreachable as a whole stops the run; an absent config is a recorded skip.
     """
@@ -120,9 +122,9 @@ def load_tasks(
             log.debug("skipping %s: %s", cfg.task, exc)
             skipped[cfg.task] = str(exc)
             continue
-        if got is not None:
-            loaded[cfg.task] = data = _task_data(cfg, path, *got, limit=limit)
-            loader.report.extend(check_task_pairs(cfg.task, cfg.dataset_name, len(data.pairs.pair_a)))
+        if got is not None:  # a task without pairs is a dataset fault; a --limit never makes one
+            loaded[cfg.task], n_pairs = _task_data(cfg, path, *got, limit=limit)
+            loader.report.extend(check_task_pairs(cfg.task, cfg.dataset_name, n_pairs))
     report = loader.report
     del loader  # the Arrow tables; then Arrow's allocator hands back the pages reading them used
     pa.default_memory_pool().release_unused()  # (about 200 MB at 200K documents) before any index
@@ -191,8 +193,8 @@ def task_pairs(cfg: TaskConfig, rows: list[dict[str, Any]]) -> tuple[list[dict[s
 
 
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
-               limit: int | float | None) -> TaskData:  # fmt: skip
-    rows = limited_rows(rows, limit, seed=int(cfg.bootstrap.get("seed", 0)))
+               limit: int | float | None) -> tuple[TaskData, int]:  # fmt: skip
+    """(the task's data after ``limit``, its number of pairs before it)."""
     rows, pairs = task_pairs(cfg, rows)
     if pairs.n_malformed:
         log.warning(
@@ -202,20 +204,22 @@ def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: C
         log.warning("%s: %d of %d rows have an error_chain shorter than the task's error_dose %d and were not "
                     "evaluated (counted as n_short_chain)", cfg.task, pairs.n_short_chain, len(rows),
                     cfg.error_dose)  # fmt: skip
-    return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus)
+    n_pairs = len(pairs.pair_a)
+    if limit is not None:
+        pairs, kept = pairs.subset(limited_pairs(n_pairs, limit, seed=int(cfg.bootstrap.get("seed", 0))))
+        rows = [rows[i] for i in kept]
+    return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus), n_pairs
 
 
-def limited_rows(rows: list[dict[str, Any]], limit: int | float | None, *, seed: int) -> list[dict[str, Any]]:
-    """``--limit``: an int keeps the first ``limit`` rows; a share in (0, 1) keeps ``ceil(share × n)`` rows
-    drawn with the task's seed (kept in dataset order), so a quick look spans the whole dataset and
-    the same command gives the same rows."""
-    if limit is None:
-        return rows
+def limited_pairs(n: int, limit: int | float, *, seed: int) -> np.ndarray:
+    """``--limit``, in pairs (lm-eval's documents are PQB's pairs): an int keeps the first ``limit`` pairs of
+    the task; a share in (0, 1) keeps ``ceil(share × n)`` of them, at least 1, drawn with the task's seed
+    (kept in pair order), so a quick look spans the whole task and the same command gives the same pairs.
+    The share is read exactly (``0.1 × 210`` is 21 pairs, not the 22 that float rounding would give)."""
     if isinstance(limit, int):
-        return rows[:limit]
-    n = math.ceil(limit * len(rows))
-    keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=n, replace=False)) if rows else []
-    return [rows[i] for i in keep]
+        return np.arange(min(limit, n), dtype=np.int64)
+    size = min(n, max(1, math.ceil(Fraction(repr(limit)) * n)))
+    return np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False)) if n else np.arange(0)
 
 
 def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
@@ -246,7 +250,11 @@ class Ranker:
 
     def _ensure_index(self, corpus: Corpus) -> None:
         if self._indexed != corpus.fingerprint:
-            self.retriever.index(corpus, cache_dir=Path(settings.PQB_CACHE_DIR) / "index")
+            index = self.retriever.index  # ``index(corpus)`` is enough for your own retriever
+            if "cache_dir" in inspect.signature(index).parameters:
+                index(corpus, cache_dir=Path(settings.PQB_CACHE_DIR) / "index")
+            else:
+                index(corpus)
             self.stats["index_calls"] += 1
             self._indexed = corpus.fingerprint
 
@@ -501,7 +509,7 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
         out.outcomes[name] = finish_task(data, es, opts)
         if on_task is not None:
             on_task(name, out.outcomes[name])
-    out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
+    out.stats = {**ranker.stats, "index_cache_hits": int(getattr(retriever, "stats", {}).get("index_cache_hits", 0))}
     return out
 
 

@@ -148,7 +148,9 @@ class EvaluationSession:
             tasks = [replace(t, gate_model=gate_model) if t.similarity_gate is not None else t for t in tasks]
         return registry, tasks, groups
 
-    def load(self, tasks: Sequence[TaskConfig], verb: str = "run") -> tuple[dict[str, ev.TaskData], dict[str, str]]:
+    def load(
+        self, tasks: Sequence[TaskConfig], verb: str = "run"
+    ) -> tuple[dict[str, ev.TaskData], dict[str, str]]:
         """(loaded tasks, skipped tasks with why): one note for every task without data; an error when none
         is left, or any is skipped under ``strict``."""
         s = self.settings
@@ -221,12 +223,20 @@ class EvaluationSession:
         self._bootstrap_note()
         registry, tasks, groups = self.resolve(gate_model)
         if isinstance(model, str):
-            args = parse_model_args(model_args) if model_args is None or isinstance(model_args, str) else dict(model_args)
+            args = (
+                parse_model_args(model_args)
+                if model_args is None or isinstance(model_args, str)
+                else dict(model_args)
+            )
             system = system_name(model, args)
         else:
             args, system = {}, self._object_name(model, model_args, name)
         runs = self.previous(system, [t.task for t in tasks])
-        retriever = create_retriever(model, args, device=device, batch_size=batch_size) if isinstance(model, str) else model
+        retriever = (
+            create_retriever(model, args, device=device, batch_size=batch_size)
+            if isinstance(model, str)
+            else model
+        )
         loaded, skipped = self.load(tasks)
         gate = gate_retriever([d.cfg for d in loaded.values()], device=device, batch_size=batch_size)
         gate_settings = gate.cache_settings() if gate is not None else None

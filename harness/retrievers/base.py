@@ -196,6 +196,27 @@ def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
     return SearchResult(out_idx, top)
 
 
+_UNSOURCED: dict[type, str] = {}
+
+
+def code_digest(cls: type) -> str:
+    """sha256 (16 hex) of the source of ``cls``'s module, else of ``cls`` itself (a notebook cell); a class
+    whose source cannot be read (typed at a plain ``python`` prompt) gets a random token for this process,
+    so nothing cached by another process is reused for it."""
+    import inspect
+    import sys
+    import uuid
+
+    for obj in (sys.modules.get(cls.__module__), cls):
+        try:
+            source = inspect.getsource(obj) if obj is not None else None
+        except (OSError, TypeError):
+            continue
+        if source:
+            return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+    return _UNSOURCED.setdefault(cls, f"unsourced-{uuid.uuid4().hex[:16]}")
+
+
 ArgRule = Callable[[Any], str | None]
 """A ``--model_args`` value check: ``None`` if the value is fine, else what it must be."""
 
@@ -270,7 +291,30 @@ def one_of(*choices: Any) -> ArgRule:
 
 
 class Retriever:
-    """Base class: subclasses implement ``index`` and ``score`` (or ``search`` for rerankers).
+    """Base class of every retriever, and what you subclass to evaluate your own (``pqb.harness.Retriever``).
+
+    Implement ``index(corpus)`` and either ``score(queries)`` — a ``(len(queries), len(corpus))`` float
+    array, higher is better, columns in ``corpus`` order: exact ranks under PQB's tie rule — or, for a
+    system that cannot score every document (a reranker, an ANN index), ``search(queries, k)`` returning a
+    :class:`SearchResult` and ``full_scoring = False`` (a target missing from the list is a miss)::
+
+        class WordOverlap(pqb.harness.Retriever):
+            name = "word-overlap"
+
+            def index(self, corpus, *, cache_dir=None):
+                self.corpus = corpus
+                self.docs = [set(d.lower().split()) for d in corpus.documents()]
+
+            def score(self, queries):
+                return np.array([[len(set(q.lower().split()) & d) for d in self.docs] for q in queries],
+                                dtype=np.float32)
+
+    Pass an instance to ``pqb.harness.evaluate(model=...)``, or register the class
+    (``@pqb.harness.register_model("word-overlap")``) to name it there and on the command line; constructor
+    keywords are its ``model_args``. ``index`` may take ``cache_dir`` (a folder under ``PQB_CACHE_DIR``
+    for what it builds). ``describe()`` goes into the results file; ``cache_settings()`` must name
+    everything that changes scores, because the run cache and the resume key are keyed on it (its
+    default, :meth:`cache_settings`, adds a digest of a class defined outside ``pqb``'s own code).
 
     Attributes set by subclasses:
         full_scoring: ``score`` returns one score per corpus document (exact ranks possible).
@@ -283,6 +327,8 @@ class Retriever:
     name: ClassVar[str] = "retriever"
     full_scoring: ClassVar[bool] = True
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {}
+    corpus: Corpus | None = None
+    """Set by ``index`` (also a class default, for a subclass whose ``__init__`` skips ``super().__init__()``)."""
 
     def __init__(self, **kwargs: Any) -> None:
         unknown = ", ".join(sorted(kwargs))
@@ -324,8 +370,17 @@ class Retriever:
         return {"name": self.name}
 
     def cache_settings(self) -> dict[str, Any]:
-        """Everything that changes scores; hashed with the corpus fingerprint into cache keys."""
-        return self.describe()
+        """Everything that changes scores; hashed with the corpus fingerprint into cache keys.
+
+        The default is :meth:`describe`; for a class defined outside ``pqb`` (your own retriever) it adds
+        ``code``, a digest of the class's module source (or of the class alone, in a notebook), so editing
+        the class and evaluating again never serves the previous code's cached ranks.
+        """
+        info = self.describe()
+        if type(self).__module__.split(".")[0] == "pqb":  # the harness's own code: versioned with it
+            return info
+        cls = type(self)
+        return {**info, "class": f"{cls.__module__}:{cls.__qualname__}", "code": code_digest(cls)}
 
     def _require_index(self) -> Corpus:
         if self.corpus is None:
