@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-DEFAULT_K_VALUES: tuple[int, ...] = (1, 5, 10, 20)
-DEFAULT_RR_CUTOFF = 200
+from pqb.dataset.rules import K_VALUES as DEFAULT_K_VALUES  # one definition, shared with builders/leaderboard
+from pqb.dataset.rules import RR_CUTOFF as DEFAULT_RR_CUTOFF
 
 
 def _ranks(r: np.ndarray | Sequence[float]) -> np.ndarray:

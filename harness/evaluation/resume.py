@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from pqb.dataset.rules import TIE_RTOL
 from pqb.harness.evaluation.evaluator import TaskData, bootstrap_settings
 from pqb.harness.evaluation.pairs import error_side_suffix
-from pqb.harness.retrievers.base import TIE_RTOL
 
 SHAPING_TASK_FIELDS = (
     "dataset_name", "test_split", "corpus_name", "pair_type", "k_values", "rr_cutoff", "main_score",

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pqb.dataset.rules import tie_tolerance
 from pqb.dataset.schema import document_string
 
 
@@ -148,16 +149,6 @@ MAX_SCORE_CELLS = 32_000_000
 """Upper bound on chunk × n_docs float32 cells scored at once (~128 MB): the evaluator hands ``rank`` and
 ``score`` chunks of at most this many cells, and ``bm25.score`` refuses more."""
 
-TIE_RTOL = 1e-6
-"""Scores within this relative distance count as tied (a few float32 ulps): the same document scored
-twice, or an exact duplicate, can differ in the last bit because float sums are not associative."""
-
-
-def tie_tolerance(score: float) -> float:
-    """How far from ``score`` another score still ties with it (``TIE_RTOL`` relative)."""
-    return TIE_RTOL * max(abs(score), 1e-12)
-
-
 def order_near_ties(cand: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Documents ``cand`` (scores ``s``) by descending score, near-ties (gaps within ``TIE_RTOL``) by
     corpus index: the pinned order of a top-k list."""
@@ -165,7 +156,7 @@ def order_near_ties(cand: np.ndarray, s: np.ndarray) -> np.ndarray:
     exact = np.lexsort((cand, -s))
     cand, s = cand[exact], s[exact]
     gaps = s[:-1] - s[1:]
-    new_group = gaps > TIE_RTOL * np.maximum(np.abs(s[:-1]), 1e-12)
+    new_group = gaps > tie_tolerance(s[:-1])
     if new_group.all():
         return cand
     group = np.concatenate(([0], np.cumsum(new_group)))
@@ -188,7 +179,7 @@ def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
     out_idx = np.empty((n_q, k), np.int64)
     if k < n_d:
         kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1].astype(np.float64)
-        floor = kth - TIE_RTOL * np.maximum(np.abs(kth), 1e-12)
+        floor = kth - tie_tolerance(kth)
     for q in range(n_q):
         cand = np.flatnonzero(scores[q] >= floor[q]) if k < n_d else np.arange(n_d)
         out_idx[q] = order_near_ties(cand, scores[q][cand])[:k]

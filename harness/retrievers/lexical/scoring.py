@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from pqb.harness.retrievers.base import UNRANKED, Ranked, SearchResult, order_near_ties, tie_tolerance
+from pqb.dataset.rules import tie_tolerance
+from pqb.harness.retrievers.base import UNRANKED, Ranked, SearchResult, order_near_ties
 from pqb.harness.retrievers.lexical import kernels
 from pqb.harness.retrievers.lexical.inverted_index import Bm25sWeights, LuceneWeights, Postings
 
