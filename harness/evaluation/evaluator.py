@@ -448,14 +448,45 @@ def run_file_depth(cfg: TaskConfig) -> int:
 
 
 def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_name: str) -> list[str]:
-    """TREC run lines ``qid Q0 docid rank score run`` (top :func:`run_file_depth` per query)."""
+    """TREC run lines ``qid Q0 docid rank score run`` (top :func:`run_file_depth` per query), whose scores
+    strictly decrease with rank (:func:`monotone_scores`), so trec_eval's order is the rank column's."""
     depth = run_file_depth(data.cfg)
     lines = []
     for qid, e in zip(data.pairs.query_ids, entries, strict=True):
-        for r, (d, s) in enumerate(zip(e.top_idx[:depth], e.top_scores, strict=False), start=1):
-            if d >= 0:
-                lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {float(s):.6f} {run_name}")
+        ranked = [(d, s) for d, s in zip(e.top_idx[:depth], e.top_scores, strict=False) if d >= 0]
+        texts = monotone_scores([s for _, s in ranked])
+        for r, ((d, _), text) in enumerate(zip(ranked, texts, strict=True), start=1):
+            lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {text} {run_name}")
     return lines
+
+
+def monotone_scores(scores: Sequence[float]) -> list[str]:
+    """The scores of one ranked list as text that strictly decreases down the list and reads back exactly.
+
+    PQB's tie rule orders documents whose scores lie within ``TIE_RTOL`` by corpus id, so a list can hold
+    3.723988 above 3.723989; and exact ties (documents scoring 0) are in id order, where trec_eval breaks
+    ties by docid the other way. Written as they are (they once were, at 6 decimals), 6 of the embedded
+    build's 420 error queries ranked a document above a higher score: ``score --strict`` refused the
+    harness's own run and trec_eval re-sorted those queries. Each score is written as the shortest text
+    that reads back to its float32 value (``3.7239878``); where that text, read as a float64 (as trec_eval
+    and ``score`` read it), does not fall below the line above, the next float64 below that line's value is
+    written instead (a change under ``TIE_RTOL`` relative, where the tie rule already called the two equal;
+    at exact ties of 0, a denormal). NaN stays ``nan``.
+    """
+    out: list[str] = []
+    above = math.inf
+    for s in scores:
+        text = str(np.float32(s))
+        value = float(text)
+        if math.isnan(value):
+            out.append("nan")
+            continue
+        if not value < above:
+            value = math.nextafter(above, -math.inf)
+            text = repr(value)
+        out.append(text)
+        above = value
+    return out
 
 
 def qrels_lines(data: TaskData) -> list[str]:
