@@ -42,8 +42,11 @@ def retrieval_domains(dataset_path: str, revision: str | None = None) -> list[st
     """Domains whose three MTEB views (``-corpus``, ``-queries``, ``-qrels``) the dataset declares."""
     import datasets
 
+    from pqb.harness.evaluation.data import require_hub
+
     local = Path(dataset_path).expanduser().exists()
     try:
+        require_hub(dataset_path)
         names = set(datasets.get_dataset_config_names(dataset_path, revision=None if local else revision))
     except Exception as exc:  # datasets raises several types for "not found"/offline
         raise DatasetUnavailableError(
