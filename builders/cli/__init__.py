@@ -31,7 +31,7 @@ SUBCOMMANDS: tuple[str, ...] = (
 """Each is the module ``pqb.builders.cli.<name>`` (``-`` read as ``_``)."""
 
 BASE_INSTALL: frozenset[str] = frozenset({"ingest", "publish", "check", "release"})
-"""Subcommands that run on ``pip install .`` alone; every other one needs ``pqb[build]`` (spaCy, ERRANT,
+"""Subcommands that run on ``pip install .`` alone; every other one needs ``pqb-benchmark[build]`` (spaCy, ERRANT,
 rapidfuzz, the spell checkers, torch), checked before any work."""
 
 
@@ -59,16 +59,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_extras(args: argparse.Namespace) -> None:
     """Raise :class:`MissingExtraError` naming every extra the command needs in one ``pip install`` line."""
     from pqb.builders.errors import MissingExtraError
-    from pqb.dataset.extras import missing_extras, pip_install_line
+    from pqb.dataset.extras import DISTRIBUTION, missing_extras, pip_install_line
 
     needs = [] if args.command in BASE_INSTALL else ["build"]
     if getattr(args, "executor", None) == "ray":
         needs.append("ray")
     if getattr(args, "backend", None) == "llm":  # the generator's (generate, all); errors' is never "llm"
-        needs.append("llm")  # named here: a missing transformers, caught late, would read as pqb[neural]
+        needs.append("llm")  # named here: a missing transformers, caught late, would read as pqb-benchmark[neural]
     if missing := missing_extras(needs):
         raise MissingExtraError(
-            f"pqb-build {args.command} needs {', '.join(f'pqb[{e}]' for e in missing)}, not installed here; "
+            f"pqb-build {args.command} needs {', '.join(f'{DISTRIBUTION}[{e}]' for e in missing)}, not installed here; "
             f"install it with: {pip_install_line(missing)}"
         )
 
