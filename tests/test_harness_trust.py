@@ -246,7 +246,7 @@ def test_pyserini_missing_names_the_extra(good, tmp_path, capsys, monkeypatch):
     argv[argv.index("bm25")] = "bm25-pyserini"
     got, err = run(capsys, *argv)
     assert got == 2
-    assert_one_line_error(err, 'pip install "pqb[pyserini]"')
+    assert_one_line_error(err, 'pip install "pqb-benchmark[pyserini]"')
 
 
 def test_no_progress_silences_every_bar(good, tmp_path, capsys, monkeypatch):

@@ -44,7 +44,7 @@ def test_a_missing_extra_is_one_line_before_any_work(tmp_path: Path, monkeypatch
     )
     line = _one_error_line(capsys)
     assert code != 0 and "model 'minilm' needs the Python package 'torch'" in line
-    assert 'pip install "pqb[neural]"' in line
+    assert 'pip install "pqb-benchmark[neural]"' in line
 
 
 def test_evaluate_module_loads_by_folder_and_by_file() -> None:

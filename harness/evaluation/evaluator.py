@@ -344,7 +344,7 @@ def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.nd
     if embed is None:
         raise TaskConfigError(
             f"task {cfg.task!r} sets similarity_gate={cfg.similarity_gate} but no query embedder is "
-            'available: set gate_model to a dense model name (pip install "pqb[neural]")'
+            'available: set gate_model to a dense model name (pip install "pqb-benchmark[neural]")'
         )
     q = pairs.queries
     texts = ([q[i] for i in pairs.pair_a], [q[i] for i in pairs.pair_b])

@@ -171,7 +171,7 @@ def similarity_gate(
             raise ValueError(
                 "the cosine pair gate needs query similarities: pass similarity=<array per pair> or "
                 "texts=(side_a, side_b) with embed=<callable returning embeddings>, e.g. a dense "
-                'retriever\'s encoder (pip install "pqb[neural]")'
+                'retriever\'s encoder (pip install "pqb-benchmark[neural]")'
             )
         a = np.asarray(embed(list(texts[0])), dtype=np.float64)
         b = np.asarray(embed(list(texts[1])), dtype=np.float64)

@@ -1,6 +1,6 @@
 """PQB as MTEB retrieval tasks: ``mteb.evaluate(model, pqb_tasks())`` runs with no workaround.
 
-Needs the optional extra: ``pip install "pqb[mteb]"``. The dataset is MTEB's retrieval layout
+Needs the optional extra: ``pip install "pqb-benchmark[mteb]"``. The dataset is MTEB's retrieval layout
 already: for each domain ``d`` the configs ``d-corpus`` (``id``, ``title``, ``text``), ``d-queries``
 (``id``, ``text``) and ``d-qrels`` (``query-id``, ``corpus-id``, ``score``), i.e. MTEB's subset
 naming with the subset ``d``. So the task only declares metadata: MTEB's own loader and evaluator do
