@@ -160,3 +160,26 @@ def test_breakdown_cells_over_few_pairs_show_n_and_are_never_bold(board: Path) -
     assert few and all("n = " in c and "best" not in c for c in few)
     text = (board / "error_breakdown.md").read_text(encoding="utf-8")
     assert re.search(r"\| \d+\.\d{2} \(n = \d\) \|", text)
+
+
+@pytest.mark.slow
+@pytest.mark.neural
+def test_compare_bm25_minilm_on_the_embedded_build_has_no_unmarked_saturated_star(tmp_path: Path) -> None:
+    """The issue's own case: BM25 is saturated at K ≥ 5 on the embedded slice; no starred row may sit at a
+    saturated K, and every saturated row carries the mark."""
+    data = str(settings.REPO_ROOT / "pqb_dataset")
+    files = []
+    for model in ("bm25", "minilm"):
+        path = tmp_path / f"{model}.json"
+        ph.evaluate(model=model, tasks="pqb", dataset_path=data, bootstrap_iters=200, output_path=path,
+                    progress=False, notify=lambda line: None)  # fmt: skip
+        files.append(load_results(path))
+    report = compare_results(*files, n_boot=200, n_perm=200)
+    assert report["tasks"]["pqb_syntactic_video_games"]["saturated_at"]["a"] == [1, 5, 10, 20]
+    rows = [(t, m, r) for t, e in report["tasks"].items() for m, r in e["metrics"].items()]
+    assert any(r["saturated"] for _, _, r in rows)
+    assert not [(t, m) for t, m, r in rows if r["saturated"] and r["significant"]]
+    text = compare_markdown(report)
+    for line in text.splitlines():
+        if re.match(r"\| (flip|deg)@(5|10|20) \|", line):
+            assert line.rstrip(" |").endswith(("ˢ", "(test only)", "(CI only)")) and " *" not in line, line

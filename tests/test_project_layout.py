@@ -205,3 +205,17 @@ def test_license_citation_changelog_and_version_agree() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     citing = readme.split("## Citing", 1)[1].split("\n## ", 1)[0]
     assert "@misc{liang2026pqb," in citing and f"version = {{{version}}}" in citing and "CITATION.cff" in citing
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["run", "--version"], ["ls", "--version"]])
+def test_both_clis_say_their_version(argv, capsys) -> None:
+    """``pqb-harness --version`` was 'unrecognized' (issue 44)."""
+    import pqb
+    from pqb.builders.cli import main as build_main
+    from pqb.harness.cli import main as harness_main
+
+    for prog, main in (("pqb-harness", harness_main), ("pqb-build", build_main)):
+        with pytest.raises(SystemExit) as exc:
+            main(argv if prog == "pqb-harness" or argv == ["--version"] else ["ingest", "--version"])
+        assert exc.value.code == 0
+        assert capsys.readouterr().out.strip() == f"{prog} {pqb.__version__} (pqb-benchmark)"
