@@ -27,7 +27,11 @@ _answers: dict[tuple[str, int], tuple[float, str | None]] = {}
 
 def hub_offline() -> bool:
     """``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` is set: the user asked for no Hub access at all."""
-    return bool(settings.HF_HUB_OFFLINE) or os.environ.get("HF_DATASETS_OFFLINE", "").lower() in {"1", "true", "yes"}
+    return bool(settings.HF_HUB_OFFLINE) or os.environ.get("HF_DATASETS_OFFLINE", "").lower() in {
+        "1",
+        "true",
+        "yes",
+    }
 
 
 def hub_endpoint() -> tuple[str, int]:
