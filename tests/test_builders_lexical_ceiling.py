@@ -24,7 +24,12 @@ def test_the_report_reads_the_shared_rules_and_keeps_no_copy() -> None:
     from pqb.dataset import rules
 
     source = inspect.getsource(report)
-    assert "finfo" not in source and "1e-6" not in source and "0.95" not in source and "(1, 5, 10, 20)" not in source
+    assert (
+        "finfo" not in source
+        and "1e-6" not in source
+        and "0.95" not in source
+        and "(1, 5, 10, 20)" not in source
+    )
     assert report.K_VALUES is rules.K_VALUES and report.target_ranks is rules.target_ranks
     # a target scoring 1e-19 beside documents at exactly 0: within the floor's 1e-18 of them, so a tie
     assert target_ranks(np.array([[0.0, 1e-19, 0.0]]), np.array([1]))[0].tolist() == [2]

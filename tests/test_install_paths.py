@@ -79,7 +79,10 @@ def test_space_table_shows_cis_and_n(app, tmp_path: Path) -> None:
     row = frame[
         (frame.model == "bm25") & (frame.task == "pqb_error_video_games") & (frame.metric == "deg@10")
     ].iloc[0]
-    assert table.loc["bm25", "deg@10"] == f"{100 * row.value:.2f} [{100 * row.ci_low:.2f}, {100 * row.ci_high:.2f}]"
+    assert (
+        table.loc["bm25", "deg@10"]
+        == f"{100 * row.value:.2f} [{100 * row.ci_low:.2f}, {100 * row.ci_high:.2f}]"
+    )
     assert table.loc["bm25", "n"] == row.n and row.n > 0
     assert list(table.columns[:4]) == ["stand_in_for", "n", "deg@1", "deg@5"]
 

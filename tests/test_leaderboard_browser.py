@@ -295,7 +295,9 @@ def test_no_table_is_clipped_at_1400_px(page: Page, tmp_path: Path) -> None:
         tables = page.js(CLIPPED)
         seen += len(tables)
         clipped = [t for t in tables if t[1] > t[2] or t[3] > 1400]
-        assert not clipped, f"{domain}: tables wider than their box at 1400 px (id, content, box, right): {clipped}"
+        assert not clipped, (
+            f"{domain}: tables wider than their box at 1400 px (id, content, box, right): {clipped}"
+        )
     assert seen >= 3 * len(domains)  # robustness, robustness, effectiveness per view (and the rest)
     _select_domain(page, "average")
     shot = page.screenshot(tmp_path / "leaderboard_1400.png")

@@ -59,7 +59,9 @@ def test_every_module_imports_only_what_its_wing_allows() -> None:
     rules = {pkg: (core, comp) for pkg, core, comp in map(_package_rules, ("builders", "harness"))}
     offenders = []
     for mod, deps in sorted(graph.items()):
-        if mod == "pqb" or mod.startswith("pqb.dataset"):  # the top-level package: its version, from the shared package
+        if mod == "pqb" or mod.startswith(
+            "pqb.dataset"
+        ):  # the top-level package: its version, from the shared package
             allowed = ["pqb.dataset"]
         else:
             pkg = ".".join(mod.split(".")[:2])
@@ -144,7 +146,9 @@ def test_constraints_pin_the_libraries_the_committed_card_records():
     assert {k: pins.get(k) for k in recorded} == recorded
 
 
-NEEDS = re.compile(r"(?<![A-Za-z0-9_/-])([A-Za-z0-9_.-]*)\[((?:[a-z]+)(?:,[a-z]+)*)\](?=[\"'\s,.;:)`]|$)", flags=re.M)
+NEEDS = re.compile(
+    r"(?<![A-Za-z0-9_/-])([A-Za-z0-9_.-]*)\[((?:[a-z]+)(?:,[a-z]+)*)\](?=[\"'\s,.;:)`]|$)", flags=re.M
+)
 
 
 def test_every_needs_line_names_the_distribution() -> None:
@@ -190,7 +194,10 @@ def test_license_citation_changelog_and_version_agree() -> None:
     import pqb.harness
 
     license_text = (ROOT / "LICENSE").read_bytes()
-    assert hashlib.sha256(license_text).hexdigest() == "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"  # the Apache-2.0 text as apache.org serves it
+    assert (
+        hashlib.sha256(license_text).hexdigest()
+        == "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
+    )  # the Apache-2.0 text as apache.org serves it
     version = pqb.__version__
     assert isinstance(version, str) and version == pqb.harness.__version__ == pqb.builders.__version__
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -204,7 +211,9 @@ def test_license_citation_changelog_and_version_agree() -> None:
     assert f"## [{version}]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     citing = readme.split("## Citing", 1)[1].split("\n## ", 1)[0]
-    assert "@misc{liang2026pqb," in citing and f"version = {{{version}}}" in citing and "CITATION.cff" in citing
+    assert (
+        "@misc{liang2026pqb," in citing and f"version = {{{version}}}" in citing and "CITATION.cff" in citing
+    )
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["run", "--version"], ["ls", "--version"]])

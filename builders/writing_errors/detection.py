@@ -370,7 +370,9 @@ def _load_symspell(max_edit_distance: int) -> Any:
     try:
         from symspellpy import SymSpell
     except ImportError as exc:  # pragma: no cover - part of the build extra
-        raise ImportError('The symspell back-end needs symspellpy: `pip install "pqb-benchmark[build]"`.') from exc
+        raise ImportError(
+            'The symspell back-end needs symspellpy: `pip install "pqb-benchmark[build]"`.'
+        ) from exc
     import symspellpy
 
     path = Path(symspellpy.__file__).parent / "frequency_dictionary_en_82_765.txt"

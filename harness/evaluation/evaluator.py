@@ -540,7 +540,10 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
         out.outcomes[name] = finish_task(data, es, opts)
         if on_task is not None:
             on_task(name, out.outcomes[name])
-    out.stats = {**ranker.stats, "index_cache_hits": int(getattr(retriever, "stats", {}).get("index_cache_hits", 0))}
+    out.stats = {
+        **ranker.stats,
+        "index_cache_hits": int(getattr(retriever, "stats", {}).get("index_cache_hits", 0)),
+    }
     return out
 
 

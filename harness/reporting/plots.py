@@ -174,7 +174,11 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
                 markerfacecolor=face,
             )  # fmt: skip
             right = x > middle and len(points) > 1  # keep labels of right-hand points inside the axes
-            short = model + (" *" if labels.get(model, model) != model else "") + (" ˢ" if model in saturated else "")
+            short = (
+                model
+                + (" *" if labels.get(model, model) != model else "")
+                + (" ˢ" if model in saturated else "")
+            )
             ax.annotate(
                 short,
                 (x, y),
@@ -191,7 +195,11 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
             ranked = {m: y for m, (_, y) in points.items() if m not in saturated}
             low_y = min(ranked.values()) if ranked else None
             best_rob = ", ".join(sorted(m for m, y in ranked.items() if y == low_y)) or "none measurable"
-            note = f"\nsaturated (ˢ, hollow; not ranked): {', '.join(sorted(saturated & set(points)))}" if saturated & set(points) else ""
+            note = (
+                f"\nsaturated (ˢ, hollow; not ranked): {', '.join(sorted(saturated & set(points)))}"
+                if saturated & set(points)
+                else ""
+            )
             ax.text(
                 0.99,
                 0.01,

@@ -149,6 +149,7 @@ MAX_SCORE_CELLS = 32_000_000
 """Upper bound on chunk × n_docs float32 cells scored at once (~128 MB): the evaluator hands ``rank`` and
 ``score`` chunks of at most this many cells, and ``bm25.score`` refuses more."""
 
+
 def order_near_ties(cand: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Documents ``cand`` (scores ``s``) by descending score, near-ties (gaps within ``TIE_RTOL``) by
     corpus index: the pinned order of a top-k list."""

@@ -48,7 +48,9 @@ def check_kernel(kernel: str) -> bool:
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if kernel == "numba" and not kernels.available():
-        raise ImportError("kernel=numba needs numba: pip install 'pqb-benchmark[fast]' (or use kernel=auto or numpy)")
+        raise ImportError(
+            "kernel=numba needs numba: pip install 'pqb-benchmark[fast]' (or use kernel=auto or numpy)"
+        )
     return kernel != "numpy"
 
 
