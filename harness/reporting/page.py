@@ -169,7 +169,7 @@ def _metric_table(
                 ci_text = f'<span class="ci">{pct(lo)}–{pct(hi)}</span>'
             value = f'<span class="v">{pct(row.get(m))}</span>'
             if (str(model), m) in significant:
-                value += '<sup class="sig" title="differs from the column\'s best: paired randomization p &lt; 0.05">†</sup>'
+                value += '<sup class="sig" title="differs from the column\'s best: paired randomization p &lt; 0.05 and a CI excluding 0">†</sup>'
             if (str(model), m) in saturated:
                 value += f'<sup class="sat" title="saturated: {_esc(SATURATION_REASON)}">ˢ</sup>'
             cells.append(f'<td data-value="{_num_attr(row.get(m))}"{cls}>{value}{ci_text}</td>')
@@ -374,8 +374,8 @@ def render_html(
         _domain_section(tidy, breakdown, d, plot_files, weights, significant or set()) for d in domains
     )
     sig_note = (
-        " † = differs significantly from the column's best (paired randomization test, p &lt; 0.05; "
-        "see significance.md)."
+        " † = differs significantly from the column's best (paired randomization test p &lt; 0.05 and a CI "
+        "excluding 0, never at a saturated K; see significance.md)."
         if significant is not None
         else ""
     )

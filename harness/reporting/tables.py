@@ -389,7 +389,8 @@ def robustness_markdown(
 
 _LEGEND = (
     "Values in %, 95% clustered-bootstrap CI in brackets where the run reported one (unit in the results file). "
-    "† = differs significantly from the column's best (p < 0.05, `leaderboard --compare`). "
+    "† = differs significantly from the column's best (p < 0.05 and a CI excluding 0, never at a saturated K; "
+    "`leaderboard --compare`). "
     "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper. "
     f"ˢ = saturated: {SATURATION_REASON}, so the value cannot show robustness at that K (at the ceiling: a "
     "small corpus, which the paper's whole-domain corpora are not; at the floor: a run that retrieves nothing)."
