@@ -391,7 +391,8 @@ _LEGEND = (
     "Values in %, 95% clustered-bootstrap CI in brackets where the run reported one (unit in the results file). "
     "† = differs significantly from the column's best (p < 0.05 and a CI excluding 0, never at a saturated K; "
     "`leaderboard --compare`). "
-    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper. "
+    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper, "
+    "among the values that are not saturated. "
     f"ˢ = saturated: {SATURATION_REASON}, so the value cannot show robustness at that K (at the ceiling: a "
     "small corpus, which the paper's whole-domain corpora are not; at the floor: a run that retrieves nothing)."
 )
