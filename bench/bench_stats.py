@@ -39,8 +39,8 @@ def synthetic(n_pairs: int, seed: int = 0) -> tuple[Any, np.ndarray, np.ndarray]
     """(TaskData, ranks of system A, ranks of system B) for ``n_pairs`` error pairs."""
     from pqb.harness.evaluation.evaluator import TaskData
     from pqb.harness.evaluation.pairs import PairSet
+    from pqb.harness.evaluation.task_registry import task_from_dict
     from pqb.harness.retrievers.base import Corpus
-    from pqb.harness.task_registry import task_from_dict
 
     rng = np.random.default_rng(seed)
     ids = tuple(f"r{i}" for i in range(n_pairs))

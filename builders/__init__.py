@@ -11,4 +11,6 @@ pqb.builders.parses, pqb.builders.linalg, pqb.builders.seeds, pqb.builders.workd
 Composition (``pipeline``, ``cli``) may import every wing.
 """
 
-__version__ = "0.1.0"
+from pqb.dataset import __version__  # the distribution's version, defined once
+
+__all__ = ["__version__"]

@@ -8,7 +8,7 @@ for Ray against the local executor).
 
 * :class:`LocalExecutor` (the default): ``workers=1`` maps in this process; ``workers > 1`` keeps a
   pool of spawned processes for the stage, each loading its models once (they are cached per process).
-* :class:`RayExecutor` (``pip install 'pqb[ray]'``): one Ray task per chunk. ``address=None`` starts
+* :class:`RayExecutor` (``pip install 'pqb-benchmark[ray]'``): one Ray task per chunk. ``address=None`` starts
   a private local Ray instance; ``address="auto"`` joins the cluster this machine belongs to
   (``ray start --head`` on one node, ``ray start --address=<head>:6379`` on the others); a
   ``ray://<head>:10001`` address connects through Ray Client. Every node needs this package and its
@@ -116,7 +116,7 @@ class RayExecutor:
             import ray
         except ImportError as exc:
             raise RayNotInstalledError(
-                "--executor ray needs Ray: pip install 'pqb[ray]' (or use --executor local)"
+                "--executor ray needs Ray: pip install 'pqb-benchmark[ray]' (or use --executor local)"
             ) from exc
         self._ray = ray
         self._owns = not ray.is_initialized()

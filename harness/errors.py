@@ -14,6 +14,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from pqb.dataset.extras import pip_install_line
+
 
 def did_you_mean(name: str, choices: Iterable[str], *, n: int = 3) -> str:
     """``" Did you mean 'bm25'?"`` or ``""``: the close matches difflib finds among ``choices``."""
@@ -94,7 +96,7 @@ class MissingDependencyError(PQBHarnessError, ImportError):
 
     def __init__(self, what: str, module: str, extra: str, install: str | None = None) -> None:
         self.what, self.module, self.extra = what, module, extra
-        self.install = install or f'pip install "pqb[{extra}]"'
+        self.install = install or pip_install_line([extra])
         super().__init__(
             f"{what} needs the Python package {module!r}, which is not installed. "
             f"Install everything it needs with: {self.install}"

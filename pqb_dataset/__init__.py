@@ -13,4 +13,8 @@ May import: the standard library and the base dependencies only (never pqb.build
 
 from pqb.dataset.schema import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_VERSION"]
+__version__ = "0.2.0"
+"""The version of the whole distribution (``pqb-benchmark``): ``pqb.__version__``, ``pqb.harness.__version__``,
+``pqb-harness --version`` and ``pyproject.toml`` (``dynamic``) all read it here."""
+
+__all__ = ["SCHEMA_VERSION", "__version__"]

@@ -103,9 +103,10 @@ def non_negative_int(value: str) -> int:
     return n
 
 
-def row_limit(value: str) -> int | float:
-    """lm-eval's ``--limit``: an integer >= 1 (the first N rows) or a share strictly between 0 and 1
-    (that fraction of the rows, a seeded sample)."""
+def pair_limit(value: str) -> int | float:
+    """lm-eval's ``--limit``, counted in pairs (PQB's documents): an integer >= 1 (the first N pairs of each
+    task) or a share strictly between 0 and 1 (that fraction of each task's pairs, at least 1, a seeded
+    sample)."""
     try:
         return positive_int(value)
     except argparse.ArgumentTypeError:
@@ -116,7 +117,7 @@ def row_limit(value: str) -> int | float:
         x = -1.0
     if not 0 < x < 1:
         raise argparse.ArgumentTypeError(
-            f"must be an integer >= 1 (rows) or a share strictly between 0 and 1, got {value!r}"
+            f"must be an integer >= 1 (pairs) or a share strictly between 0 and 1, got {value!r}"
         )
     return x
 

@@ -20,10 +20,12 @@ def subcommand_parser(
     prog: str, description: str, package: str, names: Sequence[str]
 ) -> argparse.ArgumentParser:
     """A :class:`OneLineParser` with one subparser per name, each from module ``<package>.<name>`` (``-``
-    read as ``_``); ``args._run`` is the chosen module's ``run``."""
+    read as ``_``); ``args._run`` is the chosen module's ``run``. ``--version`` works on the command and on
+    every subcommand (``pqb-harness --version`` is read as ``run --version`` by the bare form)."""
     parser = OneLineParser(
         prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=version_text(prog))
     sub = parser.add_subparsers(
         dest="command", metavar="{" + ",".join(names) + "}", parser_class=OneLineParser
     )
@@ -40,8 +42,17 @@ def subcommand_parser(
         if "--no-progress" not in p._option_string_actions:  # every subcommand accepts it (scripts pass it)
             p.add_argument("--no-progress", "--no_progress", dest="no_progress", action="store_true",
                            help="draw no progress bars")  # fmt: skip
+        p.add_argument("--version", action="version", version=version_text(prog))
         p.set_defaults(_run=module.run)
     return parser
+
+
+def version_text(prog: str) -> str:
+    """``pqb-harness 0.2.0 (pqb-benchmark)``: the command, the version and the distribution it came from."""
+    from pqb.dataset import __version__
+    from pqb.dataset.extras import DISTRIBUTION
+
+    return f"{prog} {__version__} ({DISTRIBUTION})"
 
 
 def quiet_broken_pipe(fn: Callable[[], int]) -> int:

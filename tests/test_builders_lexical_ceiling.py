@@ -4,14 +4,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from pqb.builders.reports.lexical_ceiling import _ranks, lexical_ceiling, render
+from pqb.builders.reports.lexical_ceiling import lexical_ceiling, render
+from pqb.dataset.rules import target_ranks
 
 
 def test_ranks_follow_the_harness_tie_rule() -> None:
     scores = np.array([[3.0, 2.0, 2.0 * (1 + 1e-7), 1.0], [3.0, 2.0, 2.0 * (1 + 1e-7), 1.0]])
     # target 2 ties (within 1e-6) with doc 1, which comes earlier: rank 3; target 1: doc 2 comes later
-    assert _ranks(scores, np.array([2, 1])).tolist() == [3, 2]
-    assert _ranks(np.array([[0.0, 0.0, 0.0]]), np.array([2])).tolist() == [3]  # zero scores tie too
+    assert target_ranks(scores, np.array([2, 1]))[0].tolist() == [3, 2]
+    assert target_ranks(np.array([[0.0, 0.0, 0.0]]), np.array([2]))[0].tolist() == [3]  # zero scores tie too
+
+
+def test_the_report_reads_the_shared_rules_and_keeps_no_copy() -> None:
+    """Issue 44: the report kept its own K values, threshold and tie rule, and its tie floor had drifted
+    (np.finfo.tiny against the harness's 1e-12)."""
+    import inspect
+
+    import pqb.builders.reports.lexical_ceiling as report
+    from pqb.dataset import rules
+
+    source = inspect.getsource(report)
+    assert (
+        "finfo" not in source
+        and "1e-6" not in source
+        and "0.95" not in source
+        and "(1, 5, 10, 20)" not in source
+    )
+    assert report.K_VALUES is rules.K_VALUES and report.target_ranks is rules.target_ranks
+    # a target scoring 1e-19 beside documents at exactly 0: within the floor's 1e-18 of them, so a tie
+    assert target_ranks(np.array([[0.0, 1e-19, 0.0]]), np.array([1]))[0].tolist() == [2]
 
 
 def test_lexical_ceiling_hits_and_saturation() -> None:

@@ -229,7 +229,7 @@ def test_a_killed_log_samples_run_resumes_to_the_files_of_an_uninterrupted_run(
     tasks = "pqb_syntactic_video_games,pqb_error_video_games"
     full, out = tmp_path / "full", tmp_path / "out"
     assert _run(capsys, *_run_args(dataset, full, "--log_samples", tasks=tasks))[0] == 0
-    real, calls = ev._finish_task, []
+    real, calls = ev.finish_task, []
 
     def dies_on_second_task(*args, **kwargs):
         calls.append(1)
@@ -237,10 +237,10 @@ def test_a_killed_log_samples_run_resumes_to_the_files_of_an_uninterrupted_run(
             raise KeyboardInterrupt  # killed after its first task finished
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ev, "_finish_task", dies_on_second_task)
+    monkeypatch.setattr(ev, "finish_task", dies_on_second_task)
     with pytest.raises(KeyboardInterrupt):
         _run(capsys, *_run_args(dataset, out, "--log_samples", tasks=tasks))
-    monkeypatch.setattr(ev, "_finish_task", real)
+    monkeypatch.setattr(ev, "finish_task", real)
     code, err = _run(
         capsys, *_run_args(dataset, out, "--log_samples", "--overwrite", "only-missing", tasks=tasks)
     )

@@ -14,7 +14,7 @@ import pytest
 from pqb.harness.evaluation.bootstrap import Design, Level, bootstrap_design, draw_counts, percentile_ci
 from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.pairs import PairSet
-from pqb.harness.task_registry import task_from_dict
+from pqb.harness.evaluation.task_registry import task_from_dict
 
 SYN = task_from_dict({"task": "t_syn", "dataset_name": "x", "pair_type": "syntactic", "k_values": [1, 10]})
 ERR = task_from_dict({"task": "t_err", "dataset_name": "x", "pair_type": "error", "k_values": [1, 10]})

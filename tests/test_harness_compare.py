@@ -17,8 +17,8 @@ from pqb.harness.evaluation.compare import common_tasks, p_value, paired_task
 from pqb.harness.evaluation.evaluator import TaskData
 from pqb.harness.evaluation.pairs import PairSet
 from pqb.harness.evaluation.results import load_results
+from pqb.harness.evaluation.task_registry import task_from_dict
 from pqb.harness.retrievers.base import Corpus
-from pqb.harness.task_registry import task_from_dict
 
 ERR = task_from_dict({"task": "t_err", "dataset_name": "x", "pair_type": "error"})
 

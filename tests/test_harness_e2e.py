@@ -181,11 +181,9 @@ def test_strict_and_nothing_to_run(dataset, tmp_path):
     ]
     assert main([*base, "--tasks", "pqb", "--strict"]) == 1
     assert main([*base, "--tasks", "pqb_error_musical_instruments"]) == 1
-    assert (
-        main([*base, "--tasks", "pqb_error_video_games", "--limit", "4"]) == 0
-    )  # rows r1..r4: r1, r4 have typos
+    assert main([*base, "--tasks", "pqb_error_video_games", "--limit", "4"]) == 0  # pairs, not rows
     res = load_results(sorted((tmp_path / "random").glob("results_*.json"))[-1])
-    assert res["results"]["pqb_error_video_games"]["n_pairs"] == 2 and res["config"]["limit"] == 4
+    assert res["results"]["pqb_error_video_games"]["n_pairs"] == 4 and res["config"]["limit"] == 4
 
 
 def test_evaluate_module_agrees(dataset, tmp_path):

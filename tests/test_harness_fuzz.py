@@ -255,7 +255,7 @@ yaml_text = st.one_of(
 @pytest.fixture
 def task_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A task folder with the shipped template and one valid task; the shipped tasks are not loaded."""
-    from pqb.harness import task_registry
+    from pqb.harness.evaluation import task_registry
 
     empty = tmp_path / "builtin"
     empty.mkdir()
@@ -267,7 +267,7 @@ def task_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _registry(folder: Path, text: bytes) -> Any:
-    from pqb.harness.task_registry import TaskRegistry
+    from pqb.harness.evaluation.task_registry import TaskRegistry
 
     (folder / "pqb_fuzz.yaml").write_bytes(text)
     try:

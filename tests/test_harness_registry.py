@@ -37,7 +37,7 @@ def test_ls_models_imports_no_backend():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "bm25-pyserini" in out.stdout and "pqb[pyserini]" in out.stdout
+    assert "bm25-pyserini" in out.stdout and "pqb-benchmark[pyserini]" in out.stdout
 
 
 def test_unknown_model_did_you_mean():
@@ -97,7 +97,7 @@ def test_missing_optional_dependency_gives_install_hint(tmp_path, monkeypatch):
     reg = R.Registry("model", {"dense": "pqb_fake_backend:X"})
     with pytest.raises(MissingDependencyError) as exc:
         reg.get("dense")
-    assert 'pip install "pqb[neural]"' in str(exc.value) and isinstance(exc.value, ImportError)
+    assert 'pip install "pqb-benchmark[neural]"' in str(exc.value) and isinstance(exc.value, ImportError)
 
 
 def test_preset_resolves_to_base_with_overrides(monkeypatch):

@@ -100,7 +100,7 @@ def test_same_run_for_both_sides_is_noted_and_refused_under_strict(harness_run, 
 
 def test_harness_runs_keep_rr_cutoff_documents(tmp_path):
     from pqb.harness.evaluation.evaluator import run_file_depth
-    from pqb.harness.task_registry import task_from_dict
+    from pqb.harness.evaluation.task_registry import task_from_dict
 
     cfg = task_from_dict({"task": "t", "dataset_name": "x", "pair_type": "error", "run_depth": 100})
     assert run_file_depth(cfg) == 200  # MRR counts ranks up to 200, so the run must hold them
@@ -341,3 +341,42 @@ def test_ranks_against_scores_are_counted_noted_and_refused_under_strict(harness
     assert main(["score", "--run", str(tmp_path / "flipped.trec"), "--tasks", TASKS[0], "--dataset_path", str(ds),
                  "--output_path", str(tmp_path / "strict"), "--strict"]) == 1  # fmt: skip
     assert "--strict and" in capsys.readouterr().err
+
+
+def test_written_scores_strictly_decrease_and_read_back() -> None:
+    """Near-ties (3.723988 above 3.723989, ordered by corpus id under the tie rule) and exact ties."""
+    import itertools
+    import math
+
+    import numpy as np
+
+    from pqb.harness.evaluation.evaluator import monotone_scores
+
+    scores = np.array([5.0, 3.7239878, 3.7239888, 1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    texts = monotone_scores(scores)
+    values = [float(t) for t in texts]
+    assert all(b < a for a, b in itertools.pairwise(values)), texts
+    assert texts[:2] == ["5.0", "3.7239878"] and texts[3] == "1.0"  # the shortest text of each float32
+    assert values[2] == math.nextafter(values[1], -math.inf)  # the near-tie: just below the line above
+    assert all(abs(v - float(s)) <= 1e-6 * max(abs(float(s)), 1e-12) or s == 0 for v, s in zip(values, scores, strict=True))
+
+
+def test_the_harness_s_own_runs_pass_strict_and_trec_eval_s_order(tmp_path: Path) -> None:
+    """Issue 44: scores at 6 decimals put a document above a higher score in 6 of the embedded build's 420
+    error queries; ``score --strict`` refused the harness's own run and trec_eval re-sorted them."""
+    import pqb.harness as ph
+    from pqb.dataset import settings
+
+    ds = settings.REPO_ROOT / "pqb_dataset"
+    ph.evaluate(model="bm25", tasks=list(TASKS), dataset_path=str(ds), bootstrap_iters=0, log_samples=True,
+                output_path=tmp_path / "run", progress=False, notify=lambda line: None)  # fmt: skip
+    for task in TASKS:
+        (run,) = (tmp_path / "run" / "details" / "bm25").glob(f"run_{task}_*.trec")
+        by_query: dict[str, list[tuple[int, float, str]]] = {}
+        for line in run.read_text().splitlines():
+            qid, _, doc, rank, score, _ = line.split()
+            by_query.setdefault(qid, []).append((int(rank), float(score), doc))
+        for qid, docs in by_query.items():  # trec_eval sorts by score (desc): the same order as the ranks
+            assert sorted(docs) == sorted(docs, key=lambda d: -d[1]), qid
+        assert main(["score", "--run", str(run), "--tasks", task, "--dataset_path", str(ds), "--strict",
+                     "--output_path", str(tmp_path / "scored"), "--bootstrap_iters", "0", "--no-progress"]) == 0  # fmt: skip

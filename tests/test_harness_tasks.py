@@ -6,7 +6,12 @@ import pytest
 
 from pqb.harness.cli import main
 from pqb.harness.errors import TaskConfigError, UnknownTaskError
-from pqb.harness.task_registry import TASK_KEYS, TaskRegistry, load_yaml_with_includes, task_from_dict
+from pqb.harness.evaluation.task_registry import (
+    TASK_KEYS,
+    TaskRegistry,
+    load_yaml_with_includes,
+    task_from_dict,
+)
 
 DOMAINS = ("baby_products", "musical_instruments", "video_games")
 

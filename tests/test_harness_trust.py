@@ -134,8 +134,8 @@ def _yaml_task(tmp_path: Path, **values: object) -> list[str]:
 
 
 MESSAGES = [
-    ("limit_0", ["--limit", "0"], 2, "argument --limit: must be an integer >= 1 (rows) or a share strictly between 0 and 1, got '0'"),
-    ("limit_negative", ["--limit", "-1"], 2, "argument --limit: must be an integer >= 1 (rows) or a share"),
+    ("limit_0", ["--limit", "0"], 2, "argument --limit: must be an integer >= 1 (pairs) or a share strictly between 0 and 1, got '0'"),
+    ("limit_negative", ["--limit", "-1"], 2, "argument --limit: must be an integer >= 1 (pairs) or a share"),
     ("bootstrap_negative", ["--bootstrap_iters", "-3"], 2, "argument --bootstrap_iters: must be >= 0"),
     ("seed_text", ["--seed", "x"], 2, "argument --seed: must be an integer"),
     ("batch_size_0", ["--batch_size", "0"], 2, "argument --batch_size: must be >= 1"),
@@ -246,7 +246,7 @@ def test_pyserini_missing_names_the_extra(good, tmp_path, capsys, monkeypatch):
     argv[argv.index("bm25")] = "bm25-pyserini"
     got, err = run(capsys, *argv)
     assert got == 2
-    assert_one_line_error(err, 'pip install "pqb[pyserini]"')
+    assert_one_line_error(err, 'pip install "pqb-benchmark[pyserini]"')
 
 
 def test_no_progress_silences_every_bar(good, tmp_path, capsys, monkeypatch):
@@ -283,7 +283,10 @@ def baseline(good, tmp_path, capsys) -> Path:
 
 def _changed_dataset(tmp_path: Path) -> Path:
     d = make_tiny_dataset(tmp_path / "other")
-    _rewrite_rows(d, lambda rows: rows[1].__setitem__("query", rows[1]["query"] + " please"))
+    def edit(rows: list) -> None:  # a row of both tasks (its error query keeps its edits' positions)
+        rows[0].update(query=rows[0]["query"] + " please", error_query=rows[0]["error_query"] + " please")
+
+    _rewrite_rows(d, edit)
     return d
 
 
@@ -349,7 +352,7 @@ def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monk
 
     full = tmp_path / "full"
     assert main(base_args(good, full, "--tasks", "pqb")) == 0  # uninterrupted reference
-    real, calls = ev._finish_task, []
+    real, calls = ev.finish_task, []
 
     def dies_on_second_task(*args, **kwargs):
         calls.append(1)
@@ -358,10 +361,10 @@ def test_killed_run_resumes_from_its_finished_tasks(good, tmp_path, capsys, monk
         return real(*args, **kwargs)
 
     out = tmp_path / "out"
-    monkeypatch.setattr(ev, "_finish_task", dies_on_second_task)
+    monkeypatch.setattr(ev, "finish_task", dies_on_second_task)
     with pytest.raises(KeyboardInterrupt):
         main(base_args(good, out, "--tasks", "pqb"))
-    monkeypatch.setattr(ev, "_finish_task", real)
+    monkeypatch.setattr(ev, "finish_task", real)
     assert not results_files(out) and len(list(out.glob("details/bm25/checkpoint_*.json.partial"))) == 1
     capsys.readouterr()
     got, err = run(capsys, *base_args(good, out, "--tasks", "pqb", "--overwrite", "only-missing"))

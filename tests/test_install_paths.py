@@ -44,7 +44,7 @@ def test_a_missing_extra_is_one_line_before_any_work(tmp_path: Path, monkeypatch
     )
     line = _one_error_line(capsys)
     assert code != 0 and "model 'minilm' needs the Python package 'torch'" in line
-    assert 'pip install "pqb[neural]"' in line
+    assert 'pip install "pqb-benchmark[neural]"' in line
 
 
 def test_evaluate_module_loads_by_folder_and_by_file() -> None:
@@ -79,6 +79,56 @@ def test_space_table_shows_cis_and_n(app, tmp_path: Path) -> None:
     row = frame[
         (frame.model == "bm25") & (frame.task == "pqb_error_video_games") & (frame.metric == "deg@10")
     ].iloc[0]
-    assert table.loc["bm25", "deg@10 CI"] == f"[{100 * row.ci_low:.2f}, {100 * row.ci_high:.2f}]"
+    assert (
+        table.loc["bm25", "deg@10"]
+        == f"{100 * row.value:.2f} [{100 * row.ci_low:.2f}, {100 * row.ci_high:.2f}]"
+    )
     assert table.loc["bm25", "n"] == row.n and row.n > 0
-    assert list(table.columns[:4]) == ["stand_in_for", "n", "deg@1", "deg@1 CI"]
+    assert list(table.columns[:4]) == ["stand_in_for", "n", "deg@1", "deg@5"]
+
+
+def _online_mode(monkeypatch) -> None:
+    """As on a laptop without network where nobody set HF_HUB_OFFLINE (the tests' default is offline)."""
+    import datasets
+    import huggingface_hub.constants
+
+    from pqb.dataset import hub, settings
+
+    for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(settings, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(hub, "_answers", {})
+
+
+def test_no_network_and_no_offline_flag_fails_at_once(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Issue 44: 23-28 s and 11 Hub retry lines before the one-line error. The socket guard plays the
+    missing network: the probe's lookup is refused at once, so is every retry of huggingface_hub's."""
+    import time
+
+    _online_mode(monkeypatch)
+    t0 = time.monotonic()
+    code = main(["run", "--model", "bm25", "--tasks", "pqb_syntactic_video_games", "--dataset_path",
+                 "pqb-benchmark/pqb", "--output_path", str(tmp_path), "--no-progress"])  # fmt: skip
+    elapsed = time.monotonic() - t0
+    line = _one_error_line(capsys)  # no "Retrying in 1s [Retry 1/5]" lines before it
+    assert code == 1 and elapsed < 5, elapsed
+    assert "the Hub is unreachable (huggingface.co:443" in line and "HF_HUB_OFFLINE=1" in line
+
+
+def test_a_hub_checkpoint_without_network_fails_at_once(monkeypatch) -> None:
+    """A model by Hub id: a cached copy is tried offline (local_files_only), then one line, no retries."""
+    from pqb.harness.errors import ModelNotAvailableError
+    from pqb.harness.retrievers.neural.encoding import load_or_explain
+
+    _online_mode(monkeypatch)
+    calls = []
+
+    def loader(name, **kwargs):
+        calls.append(kwargs)
+        raise OSError("not in the cache")
+
+    with pytest.raises(ModelNotAvailableError, match=r"the Hub is unreachable \(huggingface.co:443"):
+        load_or_explain(loader, "thenlper/gte-base", "model")
+    assert calls == [{"local_files_only": True}]

@@ -112,3 +112,34 @@ def test_the_task_is_mteb_s_retrieval_layout() -> None:
         pqb_tasks(str(DS), domains=["beauty"])
     with pytest.raises(DatasetUnavailableError, match="pqb-build"):
         pqb_tasks(str(Path(DS).parent / "no_such_dataset"))
+
+
+@pytest.mark.slow
+@pytest.mark.neural
+def test_the_results_file_carries_mteb_s_main_score(mteb_run) -> None:
+    """Issue 44: the results JSON had no field for MTEB's main score. ``ndcg_at_10`` of the error task
+    pools its clean and typo'd queries; every row of the embedded build has an error query, so those are
+    MTEB's ``<domain>-queries`` exactly and the two numbers are equal."""
+    import pqb.harness as ph
+
+    scores, preds = mteb_run
+    res = ph.evaluate(model="minilm", tasks=["pqb_error_video_games"], dataset_path=str(DS), bootstrap_iters=0,
+                      progress=False)  # fmt: skip
+    assert res["n-samples"]["pqb_error_video_games"]["effective"] * 2 == len(preds)  # the same queries
+    assert round(res["results"]["pqb_error_video_games"]["ndcg_at_10"], 5) == scores["ndcg_at_10"]
+
+
+def test_ndcg_at_10_pools_the_task_s_queries(tmp_path: Path) -> None:
+    """``ndcg_at_10`` (docs/results.md) is nDCG@10 over every query of the task, read back from its ranks."""
+    import pqb.harness as ph
+
+    res = ph.evaluate(model="bm25", tasks=["pqb_syntactic_video_games", "pqb_error_video_games"],
+                      dataset_path=str(DS), limit=0.3, bootstrap_iters=50, progress=False)  # fmt: skip
+    for task, entry in res["results"].items():
+        if task.startswith("pqb_"):
+            ranks = [math.inf if r is None else r for r in res["ranks"][task]["rank"]]
+            pooled = float(np.mean([1 / math.log2(r + 1) if r <= 10 else 0.0 for r in ranks]))
+            assert entry["ndcg_at_10"] == pytest.approx(pooled, abs=1e-12), task
+            lo, hi = res["confidence_intervals"][task]["ndcg_at_10"]
+            assert lo <= entry["ndcg_at_10"] <= hi and entry["ndcg_at_10_stderr,"] >= 0
+    assert res["higher_is_better"]["pqb_error_video_games"]["ndcg_at_10"] is True

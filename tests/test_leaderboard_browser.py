@@ -271,3 +271,39 @@ def test_page_sorts_switches_domain_and_renders(page: Page, tmp_path: Path) -> N
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / "leaderboard.png")
+
+
+CLIPPED = (
+    "Array.from(document.querySelectorAll('table')).filter(t => t.offsetParent !== null)"
+    ".map(t => [t.id, t.parentElement.scrollWidth, t.parentElement.clientWidth, t.getBoundingClientRect().right])"
+)
+
+
+def test_no_table_is_clipped_at_1400_px(page: Page, tmp_path: Path) -> None:
+    """Issue 44: at 1,400 px (and 1,700) the Effectiveness table ran past its box (1,362 px of content in
+    1,337), so its right-hand columns hid behind a scrollbar. Every table of every domain view must fit,
+    and the screenshot of the page at 1,400 px is taken of that layout."""
+    out = tmp_path / "lb"
+    write_leaderboard([DATA], out)
+    page.send("Emulation.setDeviceMetricsOverride",
+              {"width": 1400, "height": 1600, "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
+    page.goto((out / "index.html").resolve().as_uri())
+    domains = page.js("Array.from(document.querySelectorAll('#domain-select option')).map(o => o.value)")
+    seen = 0
+    for domain in domains:
+        _select_domain(page, domain)
+        tables = page.js(CLIPPED)
+        seen += len(tables)
+        clipped = [t for t in tables if t[1] > t[2] or t[3] > 1400]
+        assert not clipped, (
+            f"{domain}: tables wider than their box at 1400 px (id, content, box, right): {clipped}"
+        )
+    assert seen >= 3 * len(domains)  # robustness, robustness, effectiveness per view (and the rest)
+    _select_domain(page, "average")
+    shot = page.screenshot(tmp_path / "leaderboard_1400.png")
+    png = shot.read_bytes()
+    assert png.startswith(b"\x89PNG") and int.from_bytes(png[16:20], "big") == 1400  # the IHDR width
+    keep = os.environ.get("PQB_BROWSER_ARTIFACTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "leaderboard_1400.png")

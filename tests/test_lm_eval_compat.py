@@ -118,7 +118,7 @@ def test_lm_eval_make_table_prints_one_row_per_metric_with_its_stderr(run) -> No
         metrics = [r[4] for r in rows]
         assert metrics and all(
             re.fullmatch(r"(flip|deg|hit|ndcg)@\d+(_expected|_ratio|_clean|_error)?|rrstd|mrr(_deg|_clean|_error)?"
-                         r"|(hit@\d+|ndcg@10)(_clean|_error)", m) for m in metrics
+                         r"|(hit@\d+|ndcg@10)(_clean|_error)|ndcg_at_10", m) for m in metrics
         ), table  # fmt: skip
         with_value = [r for r in rows if r[6]]
         assert with_value and all(r[7] == "±" and re.fullmatch(r"\d+\.\d{4}", r[8]) for r in with_value), table

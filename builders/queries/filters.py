@@ -107,7 +107,7 @@ def minilm_embedder(name: str = "minilm") -> Callable[[list[str]], np.ndarray]:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - environment dependent
         raise ImportError(
-            'Semantic filtering needs sentence-transformers: pip install "pqb[neural]"'
+            'Semantic filtering needs sentence-transformers: pip install "pqb-benchmark[neural]"'
         ) from exc
     path = name
     if name == "minilm":

@@ -108,7 +108,9 @@ class TransformersGenerator:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError('The llm generator needs transformers: pip install "pqb[llm]"') from exc
+            raise ImportError(
+                'The llm generator needs transformers: pip install "pqb-benchmark[llm]"'
+            ) from exc
         try:
             extra = {"gguf_file": gguf_file} if gguf_file else {}
             self.tokenizer = AutoTokenizer.from_pretrained(model, **extra)

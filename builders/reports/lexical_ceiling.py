@@ -6,10 +6,11 @@ to flip", not "robust". A small corpus (the embedded slice has 1,488 documents) 
 so the card states the measured Hit@K beside the paper's whole-domain scale.
 
 The retriever is bm25s itself, with the settings of the harness's default ``bm25`` (k1=1.5, b=0.75,
-``method="lucene"``, English stopwords, documents read as ``title + " " + text``), and ranks follow the
-harness's tie rule (1 + documents scoring higher + documents tying within 1e-6 relative that come earlier
-in corpus id order). The builders never import the harness; a test checks that these figures equal
-``pqb-harness run --model bm25`` on the committed dataset.
+``method="lucene"``, English stopwords, documents read as ``title + " " + text``). The cut-offs, the tie
+rule and the saturation threshold are the harness's own: both read them from :mod:`pqb.dataset.rules`
+(the builders never import the harness; this module once kept copies, and its tie floor had drifted
+from the harness's). A test checks that these figures equal ``pqb-harness run --model bm25`` on
+the committed dataset.
 """
 
 from __future__ import annotations
@@ -19,20 +20,7 @@ from typing import Any
 
 import numpy as np
 
-K_VALUES = (1, 5, 10, 20)
-SATURATION_HIT = 0.95
-"""Both sides' Hit@K above this: the harness marks the task saturated at K (``task_info.saturated_at``)."""
-TIE_RTOL = 1e-6
-
-
-def _ranks(scores: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Rank of each row's target under the tie rule: higher scores, then near-ties earlier in order."""
-    t = scores[np.arange(len(targets)), targets][:, None]
-    tol = TIE_RTOL * np.maximum(np.abs(t), np.finfo(np.float64).tiny)
-    near = np.abs(scores - t) <= tol
-    higher = (scores > t) & ~near
-    earlier = np.arange(scores.shape[1])[None, :] < targets[:, None]
-    return 1 + higher.sum(axis=1) + (near & earlier).sum(axis=1)
+from pqb.dataset.rules import K_VALUES, SATURATION_HIT, at_ceiling, target_ranks
 
 
 def bm25_ranks(
@@ -51,7 +39,7 @@ def bm25_ranks(
     )
     tokens = bm25s.tokenize(list(queries), stopwords="en", return_ids=False, show_progress=False)
     scores = np.stack([np.asarray(model.get_scores(q), dtype=np.float64) for q in tokens])
-    return _ranks(scores, np.array([index[str(t)] for t in targets]))
+    return target_ranks(scores, np.array([index[str(t)] for t in targets]))[0]
 
 
 def lexical_ceiling(corpus: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -72,7 +60,7 @@ def lexical_ceiling(corpus: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[
         }
 
     def saturated(*names: str) -> list[int]:
-        return [k for k in K_VALUES if all((hits[n][f"hit@{k}"] or 0.0) > SATURATION_HIT for n in names)]
+        return [k for k in K_VALUES if at_ceiling(hits[n][f"hit@{k}"] for n in names)]
 
     return {
         "documents": len(corpus),
@@ -99,7 +87,7 @@ def render(domain: str, ceiling: Mapping[str, Any]) -> str:
     sat = ceiling["saturated_at"]
     lines += [
         "",
-        "Saturated (both sides' Hit@K > 95%) for BM25 at K = "
+        f"Saturated (both sides' Hit@K > {100 * SATURATION_HIT:.0f}%) for BM25 at K = "
         + (", ".join(map(str, sat["syntactic"])) or "none")
         + " on syntactic pairs and K = "
         + (", ".join(map(str, sat["error"])) or "none")

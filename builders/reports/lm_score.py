@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pqb.builders.errors import MissingExtraError, ResourceUnavailableError
-from pqb.dataset.extras import missing_extras, pip_install_line
+from pqb.dataset.extras import DISTRIBUTION, missing_extras, pip_install_line
 from pqb.dataset.io import sha256_file
 from pqb.dataset.progress import bar
 
@@ -111,7 +111,7 @@ class CausalLMScorer:
     def __init__(self, model: str | Path | None = None, *, batch_size: int = 16, device: str = "cpu") -> None:
         if missing := missing_extras(["llm"]):
             raise MissingExtraError(
-                f"the perplexity measure needs pqb[{missing[0]}], not installed here; install it with: "
+                f"the perplexity measure needs {DISTRIBUTION}[{missing[0]}], not installed here; install it with: "
                 f"{lm_install_line()}"
             )
         if model is None:

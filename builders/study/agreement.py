@@ -3,7 +3,7 @@
 Field libraries do the agreement arithmetic: ``krippendorff`` (alpha for any number of raters with
 missing ratings; ordinal for the 1-5 scales, nominal for attribution and error consistency) and
 scikit-learn's ``cohen_kappa_score`` (kappa per pair of annotators on the items both rated; quadratic
-weights for the 1-5 scales, unweighted for nominal labels), both in the ``pqb[study]`` extra.
+weights for the 1-5 scales, unweighted for nominal labels), both in the ``pqb-benchmark[study]`` extra.
 
 **Adjudication** (the paper: "a third annotator adjudicates disagreements"). The primary annotators
 disagree on an item when their nominal labels differ, or when their 1-5 ratings span more than

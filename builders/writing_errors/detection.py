@@ -370,7 +370,9 @@ def _load_symspell(max_edit_distance: int) -> Any:
     try:
         from symspellpy import SymSpell
     except ImportError as exc:  # pragma: no cover - part of the build extra
-        raise ImportError('The symspell back-end needs symspellpy: `pip install "pqb[build]"`.') from exc
+        raise ImportError(
+            'The symspell back-end needs symspellpy: `pip install "pqb-benchmark[build]"`.'
+        ) from exc
     import symspellpy
 
     path = Path(symspellpy.__file__).parent / "frequency_dictionary_en_82_765.txt"
@@ -937,7 +939,7 @@ class GectorCorrector:
             import torch  # noqa: F401
             from transformers import AutoModelForTokenClassification, AutoTokenizer
         except ImportError as exc:
-            raise ImportError('The gector back-end needs `pip install "pqb[neural]"`.') from exc
+            raise ImportError('The gector back-end needs `pip install "pqb-benchmark[neural]"`.') from exc
         self.tokenizer, self.model = _load_checkpoint(
             model, AutoTokenizer, AutoModelForTokenClassification, device,
             "a token-classification checkpoint with GECToR tags",
@@ -1047,7 +1049,7 @@ class Seq2SeqCorrector:
             import torch  # noqa: F401
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
         except ImportError as exc:
-            raise ImportError('The seq2seq back-end needs `pip install "pqb[neural]"`.') from exc
+            raise ImportError('The seq2seq back-end needs `pip install "pqb-benchmark[neural]"`.') from exc
         self.tokenizer, self.model = _load_checkpoint(
             model, AutoTokenizer, AutoModelForSeq2SeqLM, device, "a text-to-text (T5/BART) checkpoint"
         )

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from pqb.dataset.io import atomic_write_json
     from pqb.harness.evaluation.compare import compare_markdown, compare_results
     from pqb.harness.evaluation.results import load_results
-    from pqb.harness.task_registry import split_task_list
+    from pqb.harness.evaluation.task_registry import split_task_list
 
     report = compare_results(
         load_results(args.a), load_results(args.b),

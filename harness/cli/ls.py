@@ -22,7 +22,7 @@ def _tasks(include: list[str]) -> list[str]:
     """One row per task, marking whether its rows and corpus are in the local dataset it would read
     (``no`` when that dataset is the Hub or lacks them); a ``note:`` on stderr names those without."""
     from pqb.harness.evaluation.data import local_configs
-    from pqb.harness.task_registry import TaskRegistry
+    from pqb.harness.evaluation.task_registry import TaskRegistry
 
     reg = TaskRegistry(include)
     lines = ["| task | pair type | dataset | tags | main score | local data |", "|---|---|---|---|---|---|"]
@@ -44,7 +44,7 @@ def _tasks(include: list[str]) -> list[str]:
 
 
 def _groups(include: list[str]) -> list[str]:
-    from pqb.harness.task_registry import TaskRegistry
+    from pqb.harness.evaluation.task_registry import TaskRegistry
 
     reg = TaskRegistry(include)
     lines = ["| group | members | tasks |", "|---|---|---|"]
@@ -54,7 +54,7 @@ def _groups(include: list[str]) -> list[str]:
 
 
 def _tags(include: list[str]) -> list[str]:
-    from pqb.harness.task_registry import TaskRegistry
+    from pqb.harness.evaluation.task_registry import TaskRegistry
 
     return [f"{tag}: {', '.join(names)}" for tag, names in TaskRegistry(include).tags().items()]
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import sys
-import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pqb.dataset.argtypes import batch_size, bootstrap_iters, non_negative_int, row_limit
-from pqb.harness.cli.argtypes import add_bootstrap_unit, bootstrap_note
-from pqb.harness.errors import DataError, UsageError
+from pqb.dataset.argtypes import batch_size, bootstrap_iters, non_negative_int, pair_limit
+from pqb.harness.cli.argtypes import add_bootstrap_unit
+from pqb.harness.errors import UsageError
 
 HELP = "Evaluate a retriever on PQB tasks and write results_<timestamp>.json."
 EPILOG = """examples:
@@ -34,8 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma list of tasks, groups or tags (default: pqb); 'list', 'list_groups' or "
                    "'list_tags' prints them, as lm-eval does")  # fmt: skip
     p.add_argument(
-        "--limit", type=row_limit, default=None,
-        help="the first N (>= 1) rows of each task, or a share in (0, 1): that fraction of them, a seeded sample"
+        "--limit", type=pair_limit, default=None,
+        help="the first N (>= 1) pairs of each task, or a share in (0, 1): that fraction of each task's pairs "
+        "(at least 1), a seeded sample; whole pairs, never a row without its partner"
     )
     p.add_argument("--output_path", default="results", help="folder for <model>/results_<timestamp>.json, or the results file itself when it ends in .json")
     p.add_argument(
@@ -93,189 +90,36 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
 
 
-def bootstrap_config(args: argparse.Namespace) -> dict[str, Any]:
-    """``config.bootstrap``: the command-line overrides (``None`` = each task's own) and the method."""
-    return {"n_boot": args.bootstrap_iters, "seed": args.seed, "unit": args.bootstrap_unit,
-            "method": "clustered paired percentile"}  # fmt: skip
+def settings_of(args: argparse.Namespace) -> Any:
+    """The session settings ``run`` and ``score`` share, from their parsed arguments."""
+    from pqb.harness.evaluation.session import SessionSettings
 
-
-def _previous(args: argparse.Namespace, system: str, wanted: list[str]) -> list[Any]:
-    """Earlier runs to resume from (``only-missing``); refuses existing results with ``never``."""
-    from pqb.harness.evaluation.results import details_folder, model_folder
-    from pqb.harness.evaluation.resume import load_previous_runs
-
-    if args.overwrite == "always":
-        return []
-    runs = load_previous_runs(
-        model_folder(Path(args.output_path), system), details_folder(Path(args.output_path), system)
-    )
-    done = sorted(
-        {t for r in runs if r.path.name.startswith("results_") for t in wanted if t in r.data["results"]}
-    )
-    if args.overwrite == "never" and done:
-        raise UsageError(
-            f"results for {', '.join(done)} already exist in {Path(args.output_path)}; "
-            "use --overwrite always (recompute) or only-missing (reuse matching tasks)"
-        )
-    return runs
-
-
-def _plan(args: argparse.Namespace, keys: dict[str, dict], runs: list[Any], details: Path) -> dict[str, Any]:
-    """Tasks to reuse; prints one ``resume:`` line per task on stderr saying what happens and why."""
-    from pqb.harness.evaluation.resume import plan_resume
-
-    if args.overwrite != "only-missing":
-        return {}
-    reuse, why = plan_resume(keys, runs)
-    if args.log_samples:  # a reused task must leave the samples, run and qrels an uninterrupted run would
-        from pqb.harness.evaluation.results import earlier_task_details
-
-        for task in [t for t, r in reuse.items() if earlier_task_details(details, t, r.path) is None]:
-            why[task] = f"--log_samples and {reuse.pop(task).path.name} kept no samples for it"
-    for task in sorted(keys):
-        line = f"reused from {reuse[task].path}" if task in reuse else f"recomputing: {why[task]}"
-        print(f"resume: {task}: {line}", file=sys.stderr)
-    return reuse
-
-
-def _gate_model(tasks: list[Any], args: argparse.Namespace) -> Any:
-    """Query embedder (a dense retriever) for tasks using the authors' cosine pair gate, or ``None`` if
-    no task gates.
-
-    The gate model is ``--gate_model`` or the tasks' ``gate_model`` (a registered dense model or
-    preset, e.g. ``gte-base`` as the authors used, or ``minilm`` offline); one model serves every
-    task of the run, so all gated pairs are judged by the same embedding. It is built (weights
-    identity, no weights loaded) before the resume plan: gated tasks' resume keys hold its
-    ``cache_settings()``, since its name alone does not say which checkpoint gated.
-    """
-    from pqb.harness.errors import TaskConfigError
-    from pqb.harness.registry import create_retriever
-
-    gated = [t for t in tasks if t.similarity_gate is not None]
-    if not gated:
-        return None
-    names = {t.gate_model for t in gated}
-    if len(names) != 1 or None in names:
-        raise TaskConfigError(
-            f"tasks {[t.task for t in gated]} use the cosine pair gate but name gate models {sorted(map(str, names))}; "
-            "pass one with --gate_model (e.g. gte-base, or minilm offline)"
-        )
-    model = create_retriever(names.pop(), None, device=args.device, batch_size=args.batch_size)
-    if not hasattr(model, "encode_queries"):
-        raise TaskConfigError(f"gate model {model.name!r} cannot embed queries; use a dense model or preset")
-    return model
-
-
-def resolve_tasks(args: argparse.Namespace) -> tuple[Any, list[Any], list[str]]:
-    from pqb.harness.task_registry import TaskRegistry, split_task_list
-
-    registry = TaskRegistry(args.include_path)
-    names, groups = registry.resolve(split_task_list(args.tasks))
-    tasks = [registry.tasks[t] for t in names]
-    if getattr(
-        args, "gate_model", None
-    ):  # recorded in each gated task's config, so results name the model that gated
-        tasks = [
-            replace(t, gate_model=args.gate_model) if t.similarity_gate is not None else t for t in tasks
-        ]
-    return registry, tasks, groups
+    return SessionSettings(
+        tasks=args.tasks, include_path=args.include_path, dataset_path=args.dataset_path, limit=args.limit,
+        n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit, log_samples=args.log_samples,
+        output_path=args.output_path, overwrite=getattr(args, "overwrite", "always"), strict=args.strict,
+    )  # fmt: skip
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pqb.dataset.environment import numeric_environment
-    from pqb.harness.evaluation.evaluator import EvaluationOutput, evaluate, load_tasks, skipped_note
-    from pqb.harness.evaluation.results import (
-        build_results,
-        checkpoint_path,
-        details_folder,
-        lm_eval_model_fields,
-        names_a_file,
-        resumed_path,
-        summary_table,
-        timestamp,
-        write_checkpoint,
-        write_results,
-        write_task_details,
-    )
-    from pqb.harness.evaluation.resume import resume_inputs
-    from pqb.harness.registry import create_retriever, parse_model_args, system_name
+    from pqb.harness.evaluation.results import names_a_file, summary_table
+    from pqb.harness.evaluation.session import EvaluationSession
 
-    started, stamp = time.time(), timestamp()
-    if note := bootstrap_note(args.bootstrap_iters):
-        print(note, file=sys.stderr)
-    registry, tasks, groups = resolve_tasks(args)
-    model_args = parse_model_args(args.model_args)
-    system = system_name(args.model, model_args)
-    runs = _previous(args, system, [t.task for t in tasks])
-    retriever = create_retriever(args.model, model_args, device=args.device, batch_size=args.batch_size)
-    loaded, skipped = load_tasks(tasks, args.dataset_path, args.limit)
-    if skipped:  # one line for all (a dataset built for some domains lacks the others by design)
-        print(skipped_note(skipped), file=sys.stderr)
-    if not loaded:
-        raise DataError(f"no task could run; skipped: {skipped}")
-    if args.strict and skipped:
-        raise DataError(f"--strict and {len(skipped)} task(s) skipped: {skipped}")
-    gate = _gate_model([d.cfg for d in loaded.values()], args)
-    gate_settings = gate.cache_settings() if gate is not None else None
-    keys = {n: resume_inputs(d, model=system, model_settings=retriever.cache_settings(), limit=args.limit,
-                             n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit,
-                             gate_settings=gate_settings)
-            for n, d in loaded.items()}  # fmt: skip
-    planned = _plan(args, keys, runs, details_folder(Path(args.output_path), system))
-    consumed = {r.path for r in planned.values() if r.path.name.startswith("checkpoint_")}
-    reuse = {t: {**r.as_source(), "_path": str(resumed_path(r.path) if r.path in consumed else r.path)}
-             for t, r in planned.items()}  # fmt: skip
-    todo = {n: d for n, d in loaded.items() if n not in reuse}
-    config = {
-        "model": system, "model_kwargs": model_args,
-        "seeds": {"bootstrap": args.seed}, "limit": args.limit, "device": args.device,
-        "batch_size": args.batch_size, "bootstrap": bootstrap_config(args),
-        "numeric_environment": numeric_environment(),
-    }  # fmt: skip
-
-    def results_of(output: EvaluationOutput) -> dict[str, Any]:
-        info = retriever.describe()
-        stats = {"model_info": info, "stats": {k: int(v) for k, v in output.stats.items()},
-                 **lm_eval_model_fields(system, model_args, info)}  # fmt: skip
-        if gate is not None:  # the weights that gated, as model_info names the main model's
-            stats["gate_model_info"] = gate.describe()
-        return build_results(output, registry=registry, groups=groups, config={**config, **stats}, started=started,
-                             finished=time.time(), resume=keys, reused=reuse)  # fmt: skip
-
-    ckpt = checkpoint_path(Path(args.output_path), system, stamp)
-    done = EvaluationOutput(skipped=skipped)
-
-    def on_task(name: str, outcome: Any) -> None:  # a killed run keeps every finished task
-        done.outcomes[name] = outcome
-        if args.log_samples:  # before the checkpoint names the task, so a resume finds its samples
-            write_task_details(ckpt.parent, name, outcome, stamp)
-        write_checkpoint(ckpt, results_of(done), {n: o.replicates for n, o in done.outcomes.items()})
-
-    output = EvaluationOutput(stats={"index_calls": 0, "queries_scored": 0, "run_cache_hits": 0})
-    if todo:
-        output = evaluate(retriever, todo, n_boot=args.bootstrap_iters, seed=args.seed, unit=args.bootstrap_unit,
-                          log_samples=args.log_samples, run_name=system,
-                          use_cache=not args.no_run_cache,
-                          embed=gate.encode_queries if gate is not None else None, on_task=on_task)  # fmt: skip
-    output.skipped = skipped
-    results = results_of(output)
-    path, extra = write_results(results, Path(args.output_path), system, output.outcomes, args.log_samples,
-                                stamp=stamp, reused_details={t: r.path for t, r in planned.items()})  # fmt: skip
-    ckpt.unlink(missing_ok=True)  # this run's tasks now live in the results file
-    for used in consumed:  # kept out of the resume glob; the reused tasks' ``reused_from`` names it
-        if used.exists():
-            os.replace(used, resumed_path(used))
-    print(summary_table(results))
-    print(f"\nresults: {path}" + (f" (+{len(extra)} samples/run files)" if extra else ""))
+    out = EvaluationSession(settings_of(args)).run(
+        args.model, args.model_args, device=args.device, batch_size=args.batch_size,
+        gate_model=args.gate_model, use_cache=not args.no_run_cache,
+    )  # fmt: skip
+    print(summary_table(out.results))
+    print(f"\nresults: {out.path}" + (f" (+{len(out.extra)} samples/run files)" if out.extra else ""))
     if args.hub_results_repo:
         from pqb.harness.reporting.hub import push_results
 
-        out = Path(args.output_path)
+        where = Path(args.output_path)
         url = push_results(
-            out.parent if names_a_file(out) else out,
-            path,
+            where.parent if names_a_file(where) else where,
+            out.path,
             args.hub_results_repo,
-            samples=[p for p in extra if p.suffix == ".jsonl"],
+            samples=[p for p in out.extra if p.suffix == ".jsonl"],
         )
         print(f"pushed: {url}")
     return 0

@@ -80,7 +80,7 @@ def _check_views(path: str, domain: str, revision: str | None, max_lines: int) -
 
 def run(args: argparse.Namespace) -> int:
     from pqb.dataset.schema import config_kind
-    from pqb.harness.task_registry import TaskRegistry, split_task_list
+    from pqb.harness.evaluation.task_registry import TaskRegistry, split_task_list
 
     reg = TaskRegistry(args.include_path)
     names, _ = reg.resolve(split_task_list(args.tasks))

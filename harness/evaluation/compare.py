@@ -47,9 +47,9 @@ from pqb.harness.evaluation.bootstrap import (
 from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.evaluator import TaskData, load_tasks
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.evaluation.results import is_ratio, stored_ranks
+from pqb.harness.evaluation.results import SATURATION_REASON, is_ratio, saturation, stored_ranks
 from pqb.harness.evaluation.resume import SHAPING_TASK_FIELDS
-from pqb.harness.task_registry import TaskConfig, task_from_dict
+from pqb.harness.evaluation.task_registry import TaskConfig, task_from_dict
 
 ALPHA = 0.05
 
@@ -280,8 +280,13 @@ def p_value(observed: float, perm: np.ndarray) -> float:
 # -- report ---------------------------------------------------------------------------------------------
 
 
-def _metric_rows(a: dict, b: dict, diff: dict, reps: dict, perm: dict,
-                 higher: Mapping[str, bool]) -> dict[str, dict[str, Any]]:  # fmt: skip
+def _metric_rows(a: dict, b: dict, diff: dict, reps: dict, perm: dict, higher: Mapping[str, bool],
+                 saturated: Sequence[int] = ()) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """One row per metric. ``significant`` needs both readings: the randomization test (p < ``ALPHA``) and
+    the bootstrap CI of A − B (excludes 0); ``evidence`` says which ones hold (``both``, ``test only``,
+    ``CI only``, ``neither``): they disagree near the threshold and for a ratio, whose test also reacts
+    to a difference in hit rate. A robustness metric at a cut-off where either system is saturated
+    (``saturated``: the K values) is never significant: a saturated 0 says "no room to flip"."""
     out = {}
     for k in diff:
         lo, hi = percentile_ci(reps.get(k, np.empty(0)))
@@ -289,9 +294,30 @@ def _metric_rows(a: dict, b: dict, diff: dict, reps: dict, perm: dict,
         better = None
         if np.isfinite(diff[k]) and diff[k] != 0:
             better = "a" if (diff[k] > 0) == higher.get(k, True) else "b"
+        test = bool(np.isfinite(p) and p < ALPHA)
+        ci = lo is not None and hi is not None and bool(np.isfinite(lo) and np.isfinite(hi)) and (lo > 0 or hi < 0)
+        evidence = "both" if test and ci else "test only" if test else "CI only" if ci else "neither"
+        sat = at_cutoff(k) in saturated
         out[k] = {"a": a[k], "b": b[k], "diff": diff[k], "diff_ci": [lo, hi], "p_value": p,
-                  "significant": bool(np.isfinite(p) and p < ALPHA), "better": better}  # fmt: skip
+                  "significant": test and ci and not sat, "evidence": evidence, "saturated": sat,
+                  "better": better}  # fmt: skip
     return out
+
+
+def at_cutoff(metric: str) -> int | None:
+    """The K of a robustness metric at a cut-off (``flip@10``, ``deg@5``, ``flip@10_ratio``), else ``None``
+    (``flip@K_expected`` is a function of the hit rates, an effectiveness difference)."""
+    if not metric.startswith(("flip@", "deg@")) or metric.endswith("_expected"):
+        return None
+    head = metric.split("@", 1)[1].split("_", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def saturated_ks(res_a: Mapping[str, Any], res_b: Mapping[str, Any], task: str, pair_type: str) -> dict[str, list[int]]:
+    """``{"a": [K...], "b": [K...]}``: where each run is saturated on ``task``, by the current rule
+    (:func:`pqb.harness.evaluation.results.saturation`) applied to its recorded entry."""
+    return {side: saturation(res["results"][task], pair_type)["saturated_at"]
+            for side, res in (("a", res_a), ("b", res_b))}  # fmt: skip
 
 
 def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks: Sequence[str] | None = None,
@@ -304,20 +330,25 @@ def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks
                                         "test": "two-sided paired randomization (unit swaps)",
                                         "ci": "clustered paired percentile bootstrap"}}  # fmt: skip
     paired: dict[str, PairedTask] = {}
+    sat: dict[str, dict[str, list[int]]] = {}
     for t in names:
         data = _task_data(res_a, t, dataset_path)
         u = unit or _recorded_unit(res_a, res_b, t)
         paired[t] = paired_task(data.cfg, data, aligned_ranks(res_a, t, data), aligned_ranks(res_b, t, data),
                                 unit=u, n_boot=n_boot, n_perm=n_perm, seed=seed)  # fmt: skip
         pt = paired[t]
+        sat[t] = saturated_ks(res_a, res_b, t, pt.cfg.pair_type)
         out["tasks"][t] = {"pair_type": pt.cfg.pair_type, "unit": pt.unit, "n_units": pt.n_units,
-                           "n_pairs": len(data.pairs.pair_a),
+                           "n_pairs": len(data.pairs.pair_a), "saturated_at": sat[t],
                            "metrics": _metric_rows(pt.a, pt.b, pt.diff, pt.reps, pt.perm,
-                                                   pt.cfg.higher_is_better())}  # fmt: skip
+                                                   pt.cfg.higher_is_better(), sorted({*sat[t]["a"], *sat[t]["b"]}))}  # fmt: skip
     for pair_type in PAIR_TYPES:
         members = [t for t in names if paired[t].cfg.pair_type == pair_type and is_domain_task(paired[t].cfg)]
         if members:
-            out["groups"][pair_type] = _group(members, paired)
+            # an average is saturated at K for a system when every domain it averages is (as the leaderboard's)
+            group_sat = {s: sorted(set.intersection(*(set(sat[t][s]) for t in members))) for s in ("a", "b")}
+            out["groups"][pair_type] = {**_group(members, paired, sorted({*group_sat["a"], *group_sat["b"]})),
+                                        "saturated_at": group_sat}  # fmt: skip
     return out
 
 
@@ -329,7 +360,7 @@ def is_domain_task(cfg: TaskConfig) -> bool:
     return cfg.task == f"pqb_{cfg.pair_type}_{cfg.dataset_name}"
 
 
-def _group(members: list[str], paired: Mapping[str, PairedTask]) -> dict[str, Any]:
+def _group(members: list[str], paired: Mapping[str, PairedTask], saturated: Sequence[int] = ()) -> dict[str, Any]:
     """Equal-weight mean over tasks of one pair type, replicate by replicate (tasks are independent)."""
     keys = [k for k in paired[members[0]].diff if all(k in paired[t].diff for t in members)]
     mean = {
@@ -342,7 +373,7 @@ def _group(members: list[str], paired: Mapping[str, PairedTask]) -> dict[str, An
     }
     higher = paired[members[0]].cfg.higher_is_better()
     return {"tasks": members, "metrics": _metric_rows(mean["a"], mean["b"], mean["diff"], stack["reps"],
-                                                      stack["perm"], higher)}  # fmt: skip
+                                                      stack["perm"], higher, saturated)}  # fmt: skip
 
 
 def _recorded_unit(res_a: Mapping[str, Any], res_b: Mapping[str, Any], task: str) -> str:
@@ -360,7 +391,10 @@ def compare_markdown(report: Mapping[str, Any], metrics: Sequence[str] | None = 
     """One table per task and group: A, B, A − B with its 95% CI and p (×100 except p)."""
     a, b = report["a"]["model"], report["b"]["model"]
     lines = [f"## {a} (A) vs {b} (B)", "", f"A − B in % (flip@K_ratio as a ratio), 95% clustered paired bootstrap CI; p: two-sided paired "
-             f"randomization test ({report['settings']['n_perm']} permutations); * = p < {ALPHA}.", ""]  # fmt: skip
+             f"randomization test ({report['settings']['n_perm']} permutations); * = p < {ALPHA} and the CI "
+             "excludes 0 (both readings agree); `test only` / `CI only` = one of them, not starred; ˢ = a cut-off "
+             "where A or B is saturated, never starred (footnote).", ""]  # fmt: skip
+    any_saturated = False
     sections = [*((f"task {t}", e) for t, e in report["tasks"].items()),
                 *((f"group {g} (mean over {len(e['tasks'])} domains)", e) for g, e in report["groups"].items())]  # fmt: skip
     for title, entry in sections:
@@ -374,7 +408,8 @@ def compare_markdown(report: Mapping[str, Any], metrics: Sequence[str] | None = 
         for k, row in entry["metrics"].items():
             if metrics and k not in metrics:
                 continue
-            star = " *" if row["significant"] else ""
+            star = _mark(row)
+            any_saturated |= bool(row.get("saturated"))
             ci = row["diff_ci"]
             scale = 1 if is_ratio(k) else 100  # a ratio (1.0 = independent sides) is not a percentage
             ci_text = (
@@ -382,8 +417,26 @@ def compare_markdown(report: Mapping[str, Any], metrics: Sequence[str] | None = 
             )
             lines.append(f"| {k} | {_pct(row['a'], scale)} | {_pct(row['b'], scale)} | {_pct(row['diff'], scale)}"
                          f"{ci_text} | {row['p_value']:.4f}{star} |")  # fmt: skip
+        if sat := entry.get("saturated_at"):
+            lines.append(f"saturated at K: A {_ks(sat['a'])}, B {_ks(sat['b'])}")
         lines.append("")
+    if any_saturated:
+        lines.append(
+            f"ˢ saturated: {SATURATION_REASON}. There a Flip@K or Deg@K (of A or B) cannot show robustness, so "
+            "the difference is not a robustness difference and is never starred, whatever p and the CI say."
+        )
     return "\n".join(lines)
+
+
+def _mark(row: Mapping[str, Any]) -> str:
+    """The last column's mark: ``*`` where test and CI agree, which one holds where they do not, ``ˢ``."""
+    mark = " ˢ" if row.get("saturated") else " *" if row["significant"] else ""
+    evidence = row.get("evidence")
+    return mark + (f" ({evidence})" if evidence in ("test only", "CI only") else "")
+
+
+def _ks(values: Sequence[int]) -> str:
+    return ",".join(map(str, values)) or "none"
 
 
 def _pct(v: float | None, scale: int = 100) -> str:

@@ -78,6 +78,7 @@ def config_names(path: str, revision: str | None = None, *, strict: bool = False
     import datasets
 
     try:
+        require_hub(path)
         return list(datasets.get_dataset_config_names(path, revision=None if _is_local(path) else revision))
     except Exception as exc:  # datasets raises several types for "not found"/offline
         log.debug("no configs for %s: %s", path, exc)
@@ -86,15 +87,34 @@ def config_names(path: str, revision: str | None = None, *, strict: bool = False
         return []
 
 
+class HubUnreachableError(ConnectionError):
+    """The Hub endpoint did not accept a connection (:func:`pqb.dataset.hub.hub_unreachable`)."""
+
+
+def require_hub(path: str) -> None:
+    """Before a Hub id is looked up: raise :class:`HubUnreachableError` at once when the Hub cannot be
+    reached (``huggingface_hub`` would otherwise retry for 23 s). A local folder, or an explicit offline
+    mode (``datasets`` then answers from its cache, without the network), skips the probe."""
+    from pqb.dataset.hub import hub_offline, hub_unreachable
+
+    if _is_local(path) or hub_offline():
+        return
+    if why := hub_unreachable():
+        raise HubUnreachableError(why)
+
+
 def _unavailable_message(path: str, exc: Exception) -> str:
     from pqb.dataset import settings
+    from pqb.dataset.hub import hub_offline
 
     if _is_local(path):
         why = f"the local folder {path!r} is not a dataset ({type(exc).__name__}: {_first_line(exc)})"
     else:
         looked = ", ".join(str(c) for c in settings.dataset_candidates())
-        if settings.HF_HUB_OFFLINE or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        if hub_offline():
             hub = "the Hub is offline (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE)"
+        elif isinstance(exc, HubUnreachableError):
+            hub = f"the Hub is unreachable ({exc}; set HF_HUB_OFFLINE=1 to skip the check)"
         else:
             hub = f"the Hub did not serve it ({type(exc).__name__}: {_first_line(exc)})"
         why = f"{path!r} is not a local folder (no dataset card in {looked}) and {hub}"

@@ -9,7 +9,7 @@ way. Levels:
 * ``queries`` — Hit@K, MRR, nDCG@10 of syntactic tasks (every query counts once);
 * ``asins`` — the authors' Stage-11 RRstd (macro-average variant only).
 
-Derived metrics (:func:`derive`) are functions of these means, computed the same way for the point
+Derived metrics (:func:`derive`) are functions of these means (MTEB's main score ``ndcg_at_10`` among them), computed the same way for the point
 estimate and for every replicate: ``flip@K_expected`` = 2p̂(1−p̂) with p̂ the pooled Hit@K of the
 pairs' two sides (what Flip@K would be if the two sides hit independently at that rate) and
 ``flip@K_ratio`` = Flip@K / ``flip@K_expected``.
@@ -24,7 +24,8 @@ import numpy as np
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import Design, Level, unit_codes
 from pqb.harness.evaluation.pairs import PairSet
-from pqb.harness.task_registry import TaskConfig
+from pqb.harness.evaluation.pairtypes import MTEB_MAIN_SCORE
+from pqb.harness.evaluation.task_registry import TaskConfig
 
 POOL_PREFIX = "_pool@"
 """Internal per-pair array (Hit@K(a) + Hit@K(b)) / 2; its mean is p̂. Never reported."""
@@ -116,6 +117,10 @@ def derive(
     expectation is 0 (every side hit, or none: Flip@K is 0 then too and says nothing).
     """
     out = {k: v for k, v in means.items() if not k.startswith(POOL_PREFIX)}
+    if "ndcg@10" in means:  # every query counts once: already pooled
+        out[MTEB_MAIN_SCORE] = means["ndcg@10"]
+    elif "ndcg@10_clean" in means and "ndcg@10_error" in means:  # one query of each side per pair
+        out[MTEB_MAIN_SCORE] = (means["ndcg@10_clean"] + means["ndcg@10_error"]) / 2
     for k in k_values:
         pool = means.get(f"{POOL_PREFIX}{k}")
         if pool is None or f"flip@{k}" not in means:

@@ -15,11 +15,13 @@ for a large corpus.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,8 @@ from pqb.harness.evaluation.design import derive, effective_unit, task_design
 from pqb.harness.evaluation.pairs import EDIT_FIELDS, PairSet, dosed_rows, edit_count, edit_values
 from pqb.harness.evaluation.ranking import ranks_from_lists, target_ranks
 from pqb.harness.evaluation.run_cache import RankEntry, RunCache
+from pqb.harness.evaluation.task_registry import TaskConfig
 from pqb.harness.retrievers.base import MAX_SCORE_CELLS, Corpus, Retriever, apply_cutoff, topk_stable
-from pqb.harness.task_registry import TaskConfig
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +102,7 @@ def load_tasks(
     """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
 
     Every rows config and corpus is validated with :mod:`~pqb.harness.evaluation.dataset_checks` (the ``validate``
-    checks) on its full content, before ``limit`` cuts the rows; any violation in any task raises
+    checks) on its full content, before ``limit`` selects pairs; any violation in any task raises
     :class:`DatasetInvalidError` listing them all, so nothing is evaluated on broken data. A dataset
     unreachable as a whole stops the run; an absent config is a recorded skip.
     """
@@ -120,9 +122,9 @@ def load_tasks(
             log.debug("skipping %s: %s", cfg.task, exc)
             skipped[cfg.task] = str(exc)
             continue
-        if got is not None:
-            loaded[cfg.task] = data = _task_data(cfg, path, *got, limit=limit)
-            loader.report.extend(check_task_pairs(cfg.task, cfg.dataset_name, len(data.pairs.pair_a)))
+        if got is not None:  # a task without pairs is a dataset fault; a --limit never makes one
+            loaded[cfg.task], n_pairs = _task_data(cfg, path, *got, limit=limit)
+            loader.report.extend(check_task_pairs(cfg.task, cfg.dataset_name, n_pairs))
     report = loader.report
     del loader  # the Arrow tables; then Arrow's allocator hands back the pages reading them used
     pa.default_memory_pool().release_unused()  # (about 200 MB at 200K documents) before any index
@@ -191,8 +193,8 @@ def task_pairs(cfg: TaskConfig, rows: list[dict[str, Any]]) -> tuple[list[dict[s
 
 
 def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: Corpus, *,
-               limit: int | float | None) -> TaskData:  # fmt: skip
-    rows = limited_rows(rows, limit, seed=int(cfg.bootstrap.get("seed", 0)))
+               limit: int | float | None) -> tuple[TaskData, int]:  # fmt: skip
+    """(the task's data after ``limit``, its number of pairs before it)."""
     rows, pairs = task_pairs(cfg, rows)
     if pairs.n_malformed:
         log.warning(
@@ -202,20 +204,22 @@ def _task_data(cfg: TaskConfig, path: str, rows: list[dict[str, Any]], corpus: C
         log.warning("%s: %d of %d rows have an error_chain shorter than the task's error_dose %d and were not "
                     "evaluated (counted as n_short_chain)", cfg.task, pairs.n_short_chain, len(rows),
                     cfg.error_dose)  # fmt: skip
-    return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus)
+    n_pairs = len(pairs.pair_a)
+    if limit is not None:
+        pairs, kept = pairs.subset(limited_pairs(n_pairs, limit, seed=int(cfg.bootstrap.get("seed", 0))))
+        rows = [rows[i] for i in kept]
+    return TaskData(cfg, rows, pairs, path, stable_hash(rows), corpus), n_pairs
 
 
-def limited_rows(rows: list[dict[str, Any]], limit: int | float | None, *, seed: int) -> list[dict[str, Any]]:
-    """``--limit``: an int keeps the first ``limit`` rows; a share in (0, 1) keeps ``ceil(share × n)`` rows
-    drawn with the task's seed (kept in dataset order), so a quick look spans the whole dataset and
-    the same command gives the same rows."""
-    if limit is None:
-        return rows
+def limited_pairs(n: int, limit: int | float, *, seed: int) -> np.ndarray:
+    """``--limit``, in pairs (lm-eval's documents are PQB's pairs): an int keeps the first ``limit`` pairs of
+    the task; a share in (0, 1) keeps ``ceil(share × n)`` of them, at least 1, drawn with the task's seed
+    (kept in pair order), so a quick look spans the whole task and the same command gives the same pairs.
+    The share is read exactly (``0.1 × 210`` is 21 pairs, not the 22 that float rounding would give)."""
     if isinstance(limit, int):
-        return rows[:limit]
-    n = math.ceil(limit * len(rows))
-    keep = np.sort(np.random.default_rng(seed).choice(len(rows), size=n, replace=False)) if rows else []
-    return [rows[i] for i in keep]
+        return np.arange(min(limit, n), dtype=np.int64)
+    size = min(n, max(1, math.ceil(Fraction(repr(limit)) * n)))
+    return np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False)) if n else np.arange(0)
 
 
 def target_indices(corpus: Corpus, targets: Sequence[str]) -> np.ndarray:
@@ -246,7 +250,11 @@ class Ranker:
 
     def _ensure_index(self, corpus: Corpus) -> None:
         if self._indexed != corpus.fingerprint:
-            self.retriever.index(corpus, cache_dir=Path(settings.PQB_CACHE_DIR) / "index")
+            index = self.retriever.index  # ``index(corpus)`` is enough for your own retriever
+            if "cache_dir" in inspect.signature(index).parameters:
+                index(corpus, cache_dir=Path(settings.PQB_CACHE_DIR) / "index")
+            else:
+                index(corpus)
             self.stats["index_calls"] += 1
             self._indexed = corpus.fingerprint
 
@@ -336,7 +344,7 @@ def apply_gate(cfg: TaskConfig, pairs: PairSet, embed: Callable | None) -> np.nd
     if embed is None:
         raise TaskConfigError(
             f"task {cfg.task!r} sets similarity_gate={cfg.similarity_gate} but no query embedder is "
-            'available: set gate_model to a dense model name (pip install "pqb[neural]")'
+            'available: set gate_model to a dense model name (pip install "pqb-benchmark[neural]")'
         )
     q = pairs.queries
     texts = ([q[i] for i in pairs.pair_a], [q[i] for i in pairs.pair_b])
@@ -440,14 +448,45 @@ def run_file_depth(cfg: TaskConfig) -> int:
 
 
 def trec_lines(data: TaskData, corpus: Corpus, entries: list[RankEntry], run_name: str) -> list[str]:
-    """TREC run lines ``qid Q0 docid rank score run`` (top :func:`run_file_depth` per query)."""
+    """TREC run lines ``qid Q0 docid rank score run`` (top :func:`run_file_depth` per query), whose scores
+    strictly decrease with rank (:func:`monotone_scores`), so trec_eval's order is the rank column's."""
     depth = run_file_depth(data.cfg)
     lines = []
     for qid, e in zip(data.pairs.query_ids, entries, strict=True):
-        for r, (d, s) in enumerate(zip(e.top_idx[:depth], e.top_scores, strict=False), start=1):
-            if d >= 0:
-                lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {float(s):.6f} {run_name}")
+        ranked = [(d, s) for d, s in zip(e.top_idx[:depth], e.top_scores, strict=False) if d >= 0]
+        texts = monotone_scores([s for _, s in ranked])
+        for r, ((d, _), text) in enumerate(zip(ranked, texts, strict=True), start=1):
+            lines.append(f"{qid} Q0 {corpus.ids[d]} {r} {text} {run_name}")
     return lines
+
+
+def monotone_scores(scores: Sequence[float]) -> list[str]:
+    """The scores of one ranked list as text that strictly decreases down the list and reads back exactly.
+
+    PQB's tie rule orders documents whose scores lie within ``TIE_RTOL`` by corpus id, so a list can hold
+    3.723988 above 3.723989; and exact ties (documents scoring 0) are in id order, where trec_eval breaks
+    ties by docid the other way. Written as they are (they once were, at 6 decimals), 6 of the embedded
+    build's 420 error queries ranked a document above a higher score: ``score --strict`` refused the
+    harness's own run and trec_eval re-sorted those queries. Each score is written as the shortest text
+    that reads back to its float32 value (``3.7239878``); where that text, read as a float64 (as trec_eval
+    and ``score`` read it), does not fall below the line above, the next float64 below that line's value is
+    written instead (a change under ``TIE_RTOL`` relative, where the tie rule already called the two equal;
+    at exact ties of 0, a denormal). NaN stays ``nan``.
+    """
+    out: list[str] = []
+    above = math.inf
+    for s in scores:
+        text = str(np.float32(s))
+        value = float(text)
+        if math.isnan(value):
+            out.append("nan")
+            continue
+        if not value < above:
+            value = math.nextafter(above, -math.inf)
+            text = repr(value)
+        out.append(text)
+        above = value
+    return out
 
 
 def qrels_lines(data: TaskData) -> list[str]:
@@ -498,10 +537,13 @@ def evaluate(retriever: Retriever, loaded: Mapping[str, TaskData], *, n_boot: in
         data = loaded[name]
         entries = ranker.rank(data.corpus, list(zip(data.pairs.queries, data.pairs.targets, strict=True)))
         es = [entries[(q, t)] for q, t in zip(data.pairs.queries, data.pairs.targets, strict=True)]
-        out.outcomes[name] = _finish_task(data, es, opts)
+        out.outcomes[name] = finish_task(data, es, opts)
         if on_task is not None:
             on_task(name, out.outcomes[name])
-    out.stats = {**ranker.stats, "index_cache_hits": int(retriever.stats.get("index_cache_hits", 0))}
+    out.stats = {
+        **ranker.stats,
+        "index_cache_hits": int(getattr(retriever, "stats", {}).get("index_cache_hits", 0)),
+    }
     return out
 
 
@@ -541,9 +583,10 @@ def rewrite_values(data: TaskData, rewrite: Callable[..., list[str]]) -> dict[st
     }
 
 
-def _finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
-                 counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
-    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts.
+def finish_task(data: TaskData, es: Sequence[RankEntry], opts: ScoreOptions,
+                counts_extra: Mapping[str, int] | None = None) -> TaskOutcome:  # fmt: skip
+    """Scores of one task from the rank entry of every query (pair-set order); ``score`` adds its counts
+    (the run file's misses, unknown documents, ...).
 
     Without ``opts.ties_known`` (ranks read from a run file) ``ties_touch_target`` is not reported.
     """

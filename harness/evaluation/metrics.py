@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-DEFAULT_K_VALUES: tuple[int, ...] = (1, 5, 10, 20)
-DEFAULT_RR_CUTOFF = 200
+from pqb.dataset.rules import K_VALUES as DEFAULT_K_VALUES  # one definition, shared with builders/leaderboard
+from pqb.dataset.rules import RR_CUTOFF as DEFAULT_RR_CUTOFF
 
 
 def _ranks(r: np.ndarray | Sequence[float]) -> np.ndarray:
@@ -171,7 +171,7 @@ def similarity_gate(
             raise ValueError(
                 "the cosine pair gate needs query similarities: pass similarity=<array per pair> or "
                 "texts=(side_a, side_b) with embed=<callable returning embeddings>, e.g. a dense "
-                'retriever\'s encoder (pip install "pqb[neural]")'
+                'retriever\'s encoder (pip install "pqb-benchmark[neural]")'
             )
         a = np.asarray(embed(list(texts[0])), dtype=np.float64)
         b = np.asarray(embed(list(texts[1])), dtype=np.float64)

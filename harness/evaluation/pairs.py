@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -58,6 +58,41 @@ class PairSet:
     n_short_chain: int | None = None
     """Dosed error tasks only (``error_dose``): usable rows whose ``error_chain`` is shorter than the dose,
     so they have no error query at that dose and are not evaluated; ``None`` for every other task."""
+
+    def subset(self, keep: Sequence[int] | np.ndarray) -> tuple[PairSet, list[int]]:
+        """(the pairs ``keep`` with exactly the queries they use, the rows those queries come from).
+
+        ``--limit`` selects pairs, not rows: every kept query belongs to a kept pair and every kept pair
+        keeps both its queries, so no row is orphaned and no pair is half kept. Queries and rows stay in
+        their order (an error task's clean side first), and the kept pairs are exactly ``keep`` (rebuilding
+        pairs from the kept rows could add the other pairs of a larger ``pair_id`` group). Counts of rows
+        that formed no pair (``n_malformed``, ``n_short_chain``) stay those of the whole task.
+        """
+        keep = np.sort(np.asarray(keep, dtype=np.int64))
+        a, b = self.pair_a[keep], self.pair_b[keep]
+        used = np.unique(np.concatenate([a, b]))
+        position = np.full(len(self.queries), -1, dtype=np.int64)
+        position[used] = np.arange(len(used))
+        rows = sorted({int(r) for r in self.row_index[used]})
+        row_position = {r: i for i, r in enumerate(rows)}
+
+        def pick(values: tuple) -> tuple:
+            return tuple(values[i] for i in used) if values else ()
+
+        limited = replace(
+            self,
+            queries=pick(self.queries),
+            targets=pick(self.targets),
+            query_ids=pick(self.query_ids),
+            row_index=np.asarray([row_position[int(r)] for r in self.row_index[used]], dtype=np.int64),
+            pair_a=position[a],
+            pair_b=position[b],
+            pair_ids=tuple(self.pair_ids[j] for j in keep),
+            groups=tuple(self.groups[j] for j in keep),
+            users=pick(self.users),
+            query_pair_ids=pick(self.query_pair_ids),
+        )
+        return limited, rows
 
 
 def _usable(row: dict[str, Any]) -> bool:

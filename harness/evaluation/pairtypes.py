@@ -17,6 +17,12 @@ from dataclasses import dataclass
 
 from pqb.harness.evaluation.pairs import PairSet, error_pairs, syntactic_pairs
 
+MTEB_MAIN_SCORE = "ndcg_at_10"
+"""MTEB's main score of a retrieval task, under MTEB's own name: nDCG@10 over every query of the task pooled
+(an error task's clean and typo'd queries together, as MTEB's ``<domain>-queries`` hold them). On a
+syntactic task it equals ``ndcg@10``; on an error task it is the mean of ``ndcg@10_clean`` and
+``ndcg@10_error`` (every pair has one query of each)."""
+
 
 @dataclass(frozen=True)
 class PairType:
@@ -63,7 +69,7 @@ class PairType:
     def metric_names(self, ks: Sequence[int]) -> list[str]:
         """Every result key a task of this type reports, in order (see docs/results.md)."""
         ceiling = [f"flip@{k}_{kind}" for k in ks for kind in ("expected", "ratio")]
-        return [*self.robustness_metric_names(ks), *ceiling, *self.effectiveness_names(ks)]
+        return [*self.robustness_metric_names(ks), *ceiling, *self.effectiveness_names(ks), MTEB_MAIN_SCORE]
 
     @property
     def effectiveness_per_query(self) -> bool:

@@ -27,10 +27,11 @@ import numpy as np
 
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_bytes, atomic_write_json, atomic_write_text
+from pqb.dataset.rules import SATURATION_HIT, SATURATION_MIN_PAIRS, at_ceiling, at_floor
 from pqb.harness.errors import ResultsSchemaError
 from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
-from pqb.harness.task_registry import TaskRegistry
+from pqb.harness.evaluation.task_registry import TaskRegistry
 
 SCHEMA_VERSION = "1.4"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
@@ -276,7 +277,7 @@ def build_results(
     to the earlier file it is copied from (``PreviousRun.as_source()``: content plus ``_path`` and,
     for checkpoints, ``_replicates``, so group CIs come out as in an uninterrupted run).
     """
-    from pqb import harness
+    from pqb.dataset import __version__
 
     reused = reused or {}
     res: dict[str, Any] = {k: {} for k in ("results", "groups", "group_subtasks", "configs", "versions",
@@ -289,7 +290,7 @@ def build_results(
     res["resume"].update({k: v for k, v in (resume or {}).items() if k in output.outcomes})
     res["skipped"] = {k: v for k, v in sorted(output.skipped.items()) if k not in res["results"]}
     for name, entry in res["results"].items():
-        entry["saturated_at"] = saturated_at(entry, res["configs"][name]["pair_type"])
+        entry.update(saturation(entry, res["configs"][name]["pair_type"]))
     reps = {n: prev.get("_replicates", {}).get(n, {}) for n, prev in reused.items()}
     reps.update({n: o.replicates for n, o in output.outcomes.items()})
     for g in groups:
@@ -298,7 +299,7 @@ def build_results(
             types = {m: res["configs"][m]["pair_type"] for m in members}
             version = registry.groups[g].metadata.get("version") if g in registry.groups else None
             for name, entry in group_entries(g, members, res["results"], reps, types).items():
-                res["groups"][name] = {**entry, "saturated_at": saturated_at(entry, entry["pair_type"])}
+                res["groups"][name] = {**entry, **saturation(entry, entry["pair_type"])}
                 res["group_subtasks"][name] = [m for m in members if types[m] == entry["pair_type"]]
                 res["versions"][name] = version
                 res["higher_is_better"][name] = {  # lm-eval states it for groups too (make_table's arrows)
@@ -315,23 +316,24 @@ def build_results(
         git_hash=git_hash(),
         date=started,
         total_evaluation_time_seconds=round(finished - started, 3),
-        pqb_version=harness.__version__,
+        pqb_version=__version__,
     )
     return clean_json(lm_eval_shape(res))
 
 
-SATURATION_HIT = 0.95
-"""Hit@K above which, on both sides, Flip@K and Deg@K at that K have no room left to show a difference."""
+def saturation(entry: Mapping[str, Any], pair_type: str) -> dict[str, list[int]]:
+    """``{"saturated_at": [K...], "too_few_pairs_at": [K...]}`` of a task (or group) entry.
 
-
-def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
-    """The cut-offs K at which a task (or group) cannot measure robustness: both sides' Hit@K exceed
-    :data:`SATURATION_HIT` (the ceiling) or are below ``1 − SATURATION_HIT`` (the floor: a run that
-    retrieves nothing, e.g. of another corpus, has Flip@K = Deg@K = 0 [0, 0] because nothing can flip or
-    degrade, not because the system is robust), or the Flip@K expected when the two sides miss
+    Saturated at K (the task cannot measure robustness there): both sides' Hit@K above
+    :data:`~pqb.dataset.rules.SATURATION_HIT` (the ceiling) or below ``1 − SATURATION_HIT`` (the floor: a
+    run that retrieves nothing, e.g. of another corpus, has Flip@K = Deg@K = 0 [0, 0] because nothing can
+    flip or degrade, not because the system is robust), or — given at least
+    :data:`~pqb.dataset.rules.SATURATION_MIN_PAIRS` pairs — the Flip@K expected when the two sides miss
     independently, 2p(1−p) (``flip@K_expected``; not a bound: sides whose misses never coincide flip
-    more), is below the width of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks, Deg@K on
-    error tasks); :data:`SATURATION_REASON` says it in one line.
+    more), below the width of the 95% CI of the K's robustness metric (Flip@K on syntactic tasks,
+    Deg@K on error tasks). With fewer pairs that CI is wide because the sample is small (a 10-pair run
+    read "saturated at K 5" at Hit@5 = 60%), so such a K is listed in ``too_few_pairs_at`` instead.
+    :data:`SATURATION_REASON` says it in one line; the rules' numbers live in :mod:`pqb.dataset.rules`.
 
     A small corpus (the embedded 1,488-document slice) puts lexical retrievers at Hit@10 = 100% on both
     sides, where Flip@10 = 0 [0, 0] says "saturated", not "robust"; the mark says so wherever the
@@ -339,34 +341,49 @@ def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
     """
     from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 
+    out: dict[str, list[int]] = {"saturated_at": [], "too_few_pairs_at": []}
     kind = PAIR_TYPES.get(pair_type)
     if kind is None:
-        return []
+        return out
     ks = sorted(int(k[len("flip@") : -len("_expected")]) for k in entry
                 if k.startswith("flip@") and k.endswith("_expected"))  # fmt: skip
-    out = []
+    n = entry.get("n_pairs_gated", entry.get("n_pairs"))
+    enough = n is None or n >= SATURATION_MIN_PAIRS
     for k in ks:
         hits = [entry.get(kind.side_name(f"hit@{k}", side)) for side in kind.sides] or [entry.get(f"hit@{k}")]
-        full = all(h is not None and h > SATURATION_HIT for h in hits)
-        empty = all(h is not None and h < 1 - SATURATION_HIT for h in hits)
         main = f"{kind.robustness_prefix}@{k}"
         lo, hi = entry.get(f"{main}_ci_lower"), entry.get(f"{main}_ci_upper")
-        ceiling = entry.get(f"flip@{k}_expected")
-        narrow = None not in (lo, hi, ceiling) and ceiling < hi - lo
-        if full or empty or narrow:
-            out.append(k)
+        expected = entry.get(f"flip@{k}_expected")
+        narrow = None not in (lo, hi, expected) and expected < hi - lo
+        if at_ceiling(hits) or at_floor(hits) or (narrow and enough):
+            out["saturated_at"].append(k)
+        elif narrow:
+            out["too_few_pairs_at"].append(k)
     return out
+
+
+def saturated_at(entry: Mapping[str, Any], pair_type: str) -> list[int]:
+    """The cut-offs K at which a task (or group) cannot measure robustness (:func:`saturation`)."""
+    return saturation(entry, pair_type)["saturated_at"]
 
 
 SATURATION_REASON = (
     f"both sides' Hit@K > {100 * SATURATION_HIT:.0f}% (ceiling) or < {100 * (1 - SATURATION_HIT):.0f}% "
     "(floor: nothing retrieved, so nothing can flip or degrade), or the Flip@K expected from independent misses, "
-    "2p(1−p), is below the CI width"
+    f"2p(1−p), is below the CI width (given at least {SATURATION_MIN_PAIRS} pairs)"
 )
 """Why a K is in ``saturated_at``, as the footnotes of the summary and the leaderboard tables say it."""
 
+TOO_FEW_PAIRS_REASON = (
+    f"fewer than {SATURATION_MIN_PAIRS} pairs: the CI is wider than the expected flip because the sample is small, "
+    "so whether the K is saturated cannot be told; evaluate more pairs (a larger --limit, or none)"
+)
+"""Why a K is in ``too_few_pairs_at``."""
 
-INFO_KEYS = frozenset({*COUNT_KEYS, "bootstrap_unit", "pair_type", "reused_from", "saturated_at"})
+
+INFO_KEYS = frozenset(
+    {*COUNT_KEYS, "bootstrap_unit", "pair_type", "reused_from", "saturated_at", "too_few_pairs_at"}
+)
 """Non-metric keys of a flat entry; the file keeps them in ``task_info``, out of lm-eval's metric rows."""
 
 
@@ -659,12 +676,15 @@ def summary_table(results: Mapping[str, Any]) -> str:
     cols = [c for c in SUMMARY_COLUMNS if any(c in e for sec in sections.values() for e in sec.values())]
     lines = ["| task | n pairs | " + " | ".join(cols) + " | saturated at K |",
              "|---|---:|" + "---:|" * len(cols) + "---|"]  # fmt: skip
-    any_saturated = False
+    any_saturated = any_few = False
     for sec, entries in sections.items():
         for name, e in sorted(entries.items()):
             label = f"**{name}**" if sec == "groups" else name
             sat = ",".join(str(k) for k in e.get("saturated_at") or [])
             any_saturated |= bool(sat)
+            if few := ",".join(str(k) for k in e.get("too_few_pairs_at") or []):
+                any_few = True
+                sat = f"{sat}; too few pairs at {few}" if sat else f"too few pairs at {few}"
             lines.append(
                 f"| {label} | {e.get('n_pairs', '')} | " + " | ".join(_fmt(e, c) for c in cols) + f" | {sat} |"
             )
@@ -673,4 +693,6 @@ def summary_table(results: Mapping[str, Any]) -> str:
             f"\nsaturated at K: {SATURATION_REASON}: Flip@K and Deg@K there cannot show robustness; at the "
             "ceiling a larger corpus (a whole domain) can, at the floor check the run matches the corpus"
         )
+    if any_few:
+        lines.append(f"\ntoo few pairs at K: {TOO_FEW_PAIRS_REASON}")
     return "\n".join(lines)  # skipped tasks: one note line at load time, and ``skipped`` in the file

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from pqb.dataset.rules import TIE_RTOL
 from pqb.harness.evaluation.evaluator import TaskData, bootstrap_settings
 from pqb.harness.evaluation.pairs import error_side_suffix
-from pqb.harness.retrievers.base import TIE_RTOL
 
 SHAPING_TASK_FIELDS = (
     "dataset_name", "test_split", "corpus_name", "pair_type", "k_values", "rr_cutoff", "main_score",
@@ -39,7 +39,7 @@ def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, An
     task's key holds it, since the task's ``gate_model`` is only a name: a preset whose checkpoint was
     replaced gates other pairs. Ungated tasks' keys leave it out (the gate is no input of theirs).
     """
-    from pqb import harness
+    from pqb.dataset import __version__
     from pqb.harness.evaluation.results import SCHEMA_VERSION
 
     boot_n, boot_seed, boot_unit = bootstrap_settings(data.cfg, n_boot, seed, unit)
@@ -61,7 +61,7 @@ def resume_inputs(data: TaskData, *, model: str, model_settings: Mapping[str, An
         "model_settings": dict(model_settings),
         "task": {k: cfg[k] for k in SHAPING_TASK_FIELDS},
         "tie_rule": {"order": "score desc, near-ties by corpus id", "rtol": TIE_RTOL},
-        "harness_version": harness.__version__,
+        "harness_version": __version__,
         "results_schema": SCHEMA_VERSION,  # an entry of an older layout is recomputed, never copied
     }, sort_keys=True, default=str))  # fmt: skip
 

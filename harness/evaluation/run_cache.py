@@ -25,7 +25,7 @@ from pqb.dataset.io import (
     stable_hash,
     write_checksum,
 )
-from pqb.harness.evaluation.ranking import TIE_RTOL
+from pqb.dataset.rules import TIE_RTOL
 
 SHARD_ARRAYS = ("text_hash", "target", "rank", "tie", "top_idx", "top_scores")
 

@@ -1,6 +1,6 @@
 """PQB as MTEB retrieval tasks: ``mteb.evaluate(model, pqb_tasks())`` runs with no workaround.
 
-Needs the optional extra: ``pip install "pqb[mteb]"``. The dataset is MTEB's retrieval layout
+Needs the optional extra: ``pip install "pqb-benchmark[mteb]"``. The dataset is MTEB's retrieval layout
 already: for each domain ``d`` the configs ``d-corpus`` (``id``, ``title``, ``text``), ``d-queries``
 (``id``, ``text``) and ``d-qrels`` (``query-id``, ``corpus-id``, ``score``), i.e. MTEB's subset
 naming with the subset ``d``. So the task only declares metadata: MTEB's own loader and evaluator do
@@ -42,8 +42,11 @@ def retrieval_domains(dataset_path: str, revision: str | None = None) -> list[st
     """Domains whose three MTEB views (``-corpus``, ``-queries``, ``-qrels``) the dataset declares."""
     import datasets
 
+    from pqb.harness.evaluation.data import require_hub
+
     local = Path(dataset_path).expanduser().exists()
     try:
+        require_hub(dataset_path)
         names = set(datasets.get_dataset_config_names(dataset_path, revision=None if local else revision))
     except Exception as exc:  # datasets raises several types for "not found"/offline
         raise DatasetUnavailableError(

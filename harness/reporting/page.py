@@ -23,6 +23,7 @@ from pqb.harness.reporting.tables import (
     AVERAGE,
     EFFECTIVENESS_COLUMNS,
     LABELS,
+    MIN_BREAKDOWN_PAIRS,
     domains_of,
     effectiveness_table,
     mark_extremes,
@@ -47,8 +48,11 @@ p.note, .legend { color: var(--muted); font-size: .85rem; }
 .controls { position: sticky; top: 0; background: var(--bg); padding: .5rem 0; border-bottom: 1px solid var(--line); z-index: 2; }
 select { font-size: 1rem; padding: .2rem .4rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .86rem; }
-th, td { border: 1px solid var(--line); padding: .3rem .55rem; text-align: right; white-space: nowrap; }
-th { background: var(--head); } td:first-child, th:first-child { text-align: left; }
+th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: right; white-space: nowrap; }
+th { background: var(--head); white-space: normal; vertical-align: bottom; min-width: 4.5rem; }
+td:first-child, th:first-child { text-align: left; }
+td.text-left { white-space: normal; min-width: 6rem; }
+td.few .v { color: var(--muted); font-style: italic; font-weight: 400; }
 table.sortable th { cursor: pointer; user-select: none; }
 table.sortable th::after { content: " \\2195"; color: #8c959f; font-size: .75em; }
 table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; color: var(--accent); }
@@ -57,7 +61,7 @@ td.best .v { font-weight: 700; } td.worst .v { text-decoration: underline; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th.text-left { text-align: left; }
 .ci { display: block; color: var(--muted); font-size: .72rem; }
-.badge { display: table; font-size: .7rem; padding: 0 .4rem; border-radius: .6rem; margin: .1rem 0 0;
+.badge { display: table; font-size: .7rem; padding: 0 .4rem; border-radius: .6rem; margin: .1rem 0 0; white-space: normal;
          background: #fff8c5; border: 1px solid #d4a72c; color: #7d4e00; }
 .text-left { text-align: left; }
 figure { margin: 1rem 0; } figure img { width: 760px; max-width: 100%; border: 1px solid var(--line); }
@@ -150,7 +154,7 @@ def _metric_table(
 ) -> str:
     """``significant``: ``{(model, metric)}`` whose difference from the column's best is significant (†);
     ``saturated``: ``{(model, metric)}`` measured where the task is saturated (ˢ, as the markdown tables)."""
-    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
+    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better, saturated=saturated)
     head = "".join(f"<th>{_esc(labels.get(m, m))} (%)</th>" for m in metrics)
     n_head = "<th>n</th>" if "n" in table else ""
     rows = []
@@ -165,7 +169,7 @@ def _metric_table(
                 ci_text = f'<span class="ci">{pct(lo)}–{pct(hi)}</span>'
             value = f'<span class="v">{pct(row.get(m))}</span>'
             if (str(model), m) in significant:
-                value += '<sup class="sig" title="differs from the column\'s best: paired randomization p &lt; 0.05">†</sup>'
+                value += '<sup class="sig" title="differs from the column\'s best: paired randomization p &lt; 0.05 and a CI excluding 0">†</sup>'
             if (str(model), m) in saturated:
                 value += f'<sup class="sat" title="saturated: {_esc(SATURATION_REASON)}">ˢ</sup>'
             cells.append(f'<td data-value="{_num_attr(row.get(m))}"{cls}>{value}{ci_text}</td>')
@@ -177,6 +181,15 @@ def _metric_table(
         f'<div class="scroll"><table class="sortable" id="{_esc(table_id)}"><thead><tr><th>Model</th>{head}'
         f"{n_head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
+
+
+def _breakdown_cell(value: Any, n: int) -> str:
+    """A breakdown value; over fewer than :data:`MIN_BREAKDOWN_PAIRS` pairs it is muted and says its n."""
+    if n >= MIN_BREAKDOWN_PAIRS or _missing(value):
+        return f'<td data-value="{_num_attr(value)}">{pct(value)}</td>'
+    title = f"only {n} pair(s): too few to read (breakdowns have no CI)"
+    return (f'<td data-value="{_num_attr(value)}" class="few" title="{_esc(title)}"><span class="v">{pct(value)}</span>'
+            f'<span class="ci">n = {n}</span></td>')  # fmt: skip
 
 
 def _breakdown_tables(breakdown: pd.DataFrame, domain: str) -> str:
@@ -197,8 +210,8 @@ def _breakdown_tables(breakdown: pd.DataFrame, domain: str) -> str:
                 _model_cell(model, cell["stand_in_for"].iloc[0]),
                 f'<td class="text-left">{_esc(stratum)}</td>',
             ]
-            tds += [f'<td data-value="{_num_attr(values.get(m))}">{pct(values.get(m))}</td>' for m in metrics]
             n = int(cell["n"].iloc[0])
+            tds += [_breakdown_cell(values.get(m), n) for m in metrics]
             tds.append(f'<td data-value="{n}">{n}</td>')
             rows.append("<tr>" + "".join(tds) + "</tr>")
         out.append(
@@ -361,8 +374,8 @@ def render_html(
         _domain_section(tidy, breakdown, d, plot_files, weights, significant or set()) for d in domains
     )
     sig_note = (
-        " † = differs significantly from the column's best (paired randomization test, p &lt; 0.05; "
-        "see significance.md)."
+        " † = differs significantly from the column's best (paired randomization test p &lt; 0.05 and a CI "
+        "excluding 0, never at a saturated K; see significance.md)."
         if significant is not None
         else ""
     )
@@ -375,7 +388,8 @@ def render_html(
         "syntactic pairs (two users' wording), Deg@K and MRRdeg on writing-error pairs (one user's clean vs "
         "typo'd query). Values in %; lower is more robust. <b>Bold</b> = most robust, <u>underlined</u> = "
         "most sensitive per column, as in the paper; small numbers under a value are its 95% paired-bootstrap "
-        f"CI. ˢ = saturated ({_esc(SATURATION_REASON)}): the value cannot show robustness at that K. "
+        f"CI. ˢ = saturated ({_esc(SATURATION_REASON)}): the value cannot show robustness at that K, so it is never "
+        f"bold as most robust. A breakdown value over fewer than {MIN_BREAKDOWN_PAIRS} pairs is muted and shows its n. "
         f"Click a column header to sort.{sig_note}</p>"
         '<div class="controls"><label for="domain-select">Domain: </label>'
         f'<select id="domain-select">{options}</select></div>'

@@ -20,7 +20,8 @@ from typing import Any
 import pandas as pd
 
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
-from pqb.harness.reporting.tables import AVERAGE, LABELS, average_domains, model_table
+from pqb.harness.evaluation.results import SATURATION_REASON
+from pqb.harness.reporting.tables import AVERAGE, LABELS, average_domains, model_table, saturated_cells
 
 PAPER_DOMAINS: tuple[str, ...] = ("baby_products", "musical_instruments", "video_games")
 """The three domains the paper's headline tables average over."""
@@ -119,6 +120,7 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
     """
     rows: list[dict[str, Any]] = []
     models = model_table(tidy) if not tidy.empty else pd.DataFrame()
+    saturated = {pt: saturated_cells(tidy, pt, AVERAGE) for pt in _PAPER_TABLES}
     sel = tidy[tidy["selected"] & (tidy["domain"] == AVERAGE)] if not tidy.empty else tidy
     for _, m in models.iterrows():
         found = match_paper_system(m["model"], m["model_name"], m["weights"], m["stand_in_for"], m.get("settings"))
@@ -152,11 +154,13 @@ def comparison_frame(tidy: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFra
                         "paper": float(published),
                         "gap": value - float(published),
                         "domains": domains,
+                        "saturated": (str(m["model"]), metric) in saturated[pair_type],
                     }
                 )
     frame = pd.DataFrame(
         rows,
-        columns=["model", "paper_model", "match", "pair_type", "metric", "ours", "paper", "gap", "domains"],
+        columns=["model", "paper_model", "match", "pair_type", "metric", "ours", "paper", "gap", "domains",
+                 "saturated"],
     )
     frame.attrs["source"] = str(paper.get("source", "unknown"))
     return frame
@@ -197,7 +201,8 @@ def compare_markdown(
             for metric in metrics:
                 if metric in by_metric.index:
                     r = by_metric.loc[metric]
-                    cells.append(f"**{r['ours']:.2f}** / {r['paper']:.2f} ({r['gap']:+.2f})")
+                    mark = "ˢ" if bool(r.get("saturated", False)) else ""
+                    cells.append(f"**{r['ours']:.2f}**{mark} / {r['paper']:.2f} ({r['gap']:+.2f})")
                 else:
                     cells.append("–")
             first = rows.iloc[0]
@@ -217,6 +222,13 @@ def compare_markdown(
         lines += [
             "",
             f"Paper systems without a measured counterpart here: {', '.join(missing) or 'none'}.",
+            "",
+        ]
+    if "saturated" in frame and frame["saturated"].astype(bool).any():
+        lines += [
+            f"ˢ = our value is saturated at that K ({SATURATION_REASON}): it cannot show robustness there, so its "
+            "gap to the paper is not a robustness gap. The paper's whole-domain corpora (137K-217K products) are not "
+            "saturated; build one (pqb-build all --source hub) to compare at that K.",
             "",
         ]
     stand_ins = sorted(set(frame.loc[frame["match"].str.startswith("stand-in"), "model"]))

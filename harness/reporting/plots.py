@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from pqb.dataset.io import atomic_write_bytes
 from pqb.harness.evaluation.pairtypes import ERROR, PAIR_TYPES, SYNTACTIC
-from pqb.harness.reporting.tables import AVERAGE, display_name, domains_of, view_ks
+from pqb.harness.reporting.tables import AVERAGE, display_name, domains_of, saturated_cells, view_ks
 
 _RC = {
     "svg.hashsalt": "pqb-leaderboard",
@@ -133,7 +133,8 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
     """MRR on clean queries (x) against Flip@10 and Deg@10 (y), one labelled point per model.
 
     The paper's point — the most effective retriever is not the most robust — shows as the
-    rightmost point not being the lowest one.
+    rightmost point not being the lowest one. A system saturated at K 10 (``ˢ``, a hollow marker) is never
+    named most robust: its Flip@10 or Deg@10 of 0 says "no room to flip".
     """
     panels = (
         (SYNTACTIC.name, "mrr", SYNTACTIC.main_score, "MRR, syntactic queries (%)", "Flip@10 (%)"),
@@ -158,6 +159,7 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
         models = sorted(frame.index.get_level_values("model").unique()) if not frame.empty else []
         points = {m: (_value(frame, m, x_metric), _value(frame, m, y_metric)) for m in models}
         points = {m: xy for m, xy in points.items() if None not in xy}
+        saturated = {m for m, metric in saturated_cells(tidy, pair_type, domain) if metric == y_metric}
         xs = [x for x, _ in points.values()]
         middle = (min(xs) + max(xs)) / 2 if xs else 0.0
         for model, (x, y) in points.items():
@@ -166,11 +168,17 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
             # a CI need not hold its estimate (fewer than 40 bootstrap replicates, which run only notes, or an
             # edited file): matplotlib refuses a negative bar with a traceback after the tables were written
             yerr = [[max(y - lo, 0.0)], [max(hi - y, 0.0)]] if lo is not None and hi is not None else None
+            face = "none" if model in saturated else color  # hollow: saturated at K, not a robustness value
             handles[model] = ax.errorbar(
-                [x], [y], yerr=yerr, color=color, marker=marker, markersize=7, capsize=3, linestyle="none"
-            )
+                [x], [y], yerr=yerr, color=color, marker=marker, markersize=7, capsize=3, linestyle="none",
+                markerfacecolor=face,
+            )  # fmt: skip
             right = x > middle and len(points) > 1  # keep labels of right-hand points inside the axes
-            short = model + (" *" if labels.get(model, model) != model else "")
+            short = (
+                model
+                + (" *" if labels.get(model, model) != model else "")
+                + (" ˢ" if model in saturated else "")
+            )
             ax.annotate(
                 short,
                 (x, y),
@@ -181,13 +189,21 @@ def scatter_figure(tidy: pd.DataFrame, domain: str = AVERAGE) -> Figure | None:
                 color=color,
             )
         if len(points) > 1:  # ties are all named, as the tables mark them all
-            top_x, low_y = max(x for x, _ in points.values()), min(y for _, y in points.values())
+            top_x = max(x for x, _ in points.values())
             best_eff = ", ".join(sorted(m for m, (x, _) in points.items() if x == top_x))
-            best_rob = ", ".join(sorted(m for m, (_, y) in points.items() if y == low_y))
+            # a saturated system's 0 says "no room to flip": it is never named most robust (as in the tables)
+            ranked = {m: y for m, (_, y) in points.items() if m not in saturated}
+            low_y = min(ranked.values()) if ranked else None
+            best_rob = ", ".join(sorted(m for m, y in ranked.items() if y == low_y)) or "none measurable"
+            note = (
+                f"\nsaturated (ˢ, hollow; not ranked): {', '.join(sorted(saturated & set(points)))}"
+                if saturated & set(points)
+                else ""
+            )
             ax.text(
                 0.99,
                 0.01,
-                f"most effective: {best_eff}\nmost robust: {best_rob}",
+                f"most effective: {best_eff}\nmost robust: {best_rob}{note}",
                 transform=ax.transAxes,
                 ha="right",
                 va="bottom",

@@ -3,7 +3,8 @@
 For every robustness table (pair type × domain view, and the domain average) and every column, the
 best system (lowest value) is compared with each other system by :func:`pqb.harness.evaluation.compare.compare_results`
 on the tasks of that view, using the newest run of each (system, task) — the runs the table shows.
-A difference is significant when the paired randomization test gives p < 0.05; the tables mark such
+A difference is significant when the paired randomization test gives p < 0.05 and the bootstrap CI of the
+difference excludes 0, at a cut-off where neither system is saturated (``compare``'s rule); the tables mark such
 cells with ``†`` and ``significance.{md,csv}`` list every comparison with its CI and p-value.
 Runs without stored ranks (results files older than schema 1.1) are left out, with a note.
 """
@@ -130,7 +131,8 @@ def significance_markdown(frame: pd.DataFrame, n_perm: int) -> str:
         "## Differences from the best system per column",
         "",
         f"Other − best in %, 95% clustered paired bootstrap CI; p: two-sided paired randomization test "
-        f"({n_perm} permutations); † = p < 0.05 (marked in the robustness tables).",
+        f"({n_perm} permutations); † = p < 0.05 and the CI excludes 0, at a K where neither system is saturated "
+        "(marked in the robustness tables).",
         "",
         "| Pair type | Domain | Metric | Best | Model | Δ (%) [95% CI] | p |",
         "|---|---|---|---|---|---:|---:|",

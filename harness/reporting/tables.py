@@ -19,10 +19,11 @@ from typing import Any
 
 import pandas as pd
 
+from pqb.dataset.rules import K_VALUES
 from pqb.harness.evaluation.pairtypes import ERROR, PAIR_TYPES, SYNTACTIC
 from pqb.harness.evaluation.results import SATURATION_REASON
 
-KS: tuple[int, ...] = (1, 5, 10, 20)
+KS: tuple[int, ...] = K_VALUES
 AVERAGE = "average"
 """The pseudo-domain of the equal-weight domain averages (the paper's headline tables)."""
 
@@ -163,19 +164,22 @@ def effectiveness_table(tidy: pd.DataFrame, domain: str = AVERAGE) -> pd.DataFra
 
 
 def mark_extremes(
-    table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool
-) -> dict[tuple[str, str], str]:
+    table: pd.DataFrame, metrics: Sequence[str], *, lower_is_better: bool,
+    saturated: set[tuple[str, str]] | None = None,
+) -> dict[tuple[str, str], str]:  # fmt: skip
     """``{(model, metric): "best" | "worst"}``, as the paper marks its tables.
 
     The paper bolds the lowest (most robust) and underlines the highest (most sensitive) value per
     column. Ties are all marked. A column with fewer than two values, or all values equal, gets no
-    marks: best and worst would be the same row.
+    marks: best and worst would be the same row. A saturated cell (``saturated``: ``{(model, metric)}``)
+    takes no part: its 0 says "no room to flip", so it is never the most robust (nor the most sensitive).
     """
     marks: dict[tuple[str, str], str] = {}
     for metric in metrics:
         if metric not in table:
             continue
         col = pd.to_numeric(table[metric], errors="coerce").dropna()
+        col = col[[(str(model), metric) not in (saturated or ()) for model in col.index]]
         if len(col) < 2 or col.min() == col.max():
             continue
         best, worst = (col.min(), col.max()) if lower_is_better else (col.max(), col.min())
@@ -223,7 +227,7 @@ def table_markdown(
     ``{(model, metric)}``, from ``leaderboard --compare``); ``ˢ`` after a value measured where the task
     is saturated (``saturated``: ``{(model, metric)}``)."""
     labels = {**LABELS, **(labels or {})}
-    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
+    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better, saturated=saturated)
     extra = extra or {}
     header = ["Model", *(f"{labels.get(m, m)} (%)" for m in metrics), *(["n"] if n_column else []), *extra]
     align = ["---", *("---:" for _ in header[1 : len(header) - len(extra)]), *("---" for _ in extra)]
@@ -254,7 +258,7 @@ def table_csv_frame(
 ) -> pd.DataFrame:
     """The table as CSV-ready rows: percentages (×100, unrounded), CI bounds and a ``marks`` column
     (``best:<metric>``, ``worst:<metric>``, ``saturated:<metric>``: the markdown tables' ``ˢ``)."""
-    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better)
+    marks = mark_extremes(table, metrics, lower_is_better=lower_is_better, saturated=saturated)
     out = pd.DataFrame(index=table.index)
     out.insert(0, "domain", domain)
     out["stand_in_for"] = table.get("stand_in_for")
@@ -283,8 +287,14 @@ def _stratum_key(value: str) -> tuple[int, float, str]:
         return (1, 0.0, value)
 
 
+MIN_BREAKDOWN_PAIRS = 10
+"""A breakdown cell over fewer pairs carries its n beside every value (markdown and page) and is never
+emphasised: breakdowns have no CI, and Deg@1 = 50.00 over 2 pairs is one pair in two."""
+
+
 def breakdown_markdown(frame: pd.DataFrame) -> str:
-    """One table per (domain, breakdown): rows = (model, stratum), columns = the breakdown's metrics."""
+    """One table per (domain, breakdown): rows = (model, stratum), columns = the breakdown's metrics; a
+    stratum of fewer than :data:`MIN_BREAKDOWN_PAIRS` pairs shows ``(n = ...)`` beside each value."""
     if frame.empty:
         return "_No error breakdowns in the selected runs._\n"
     parts = []
@@ -317,10 +327,12 @@ def breakdown_markdown(frame: pd.DataFrame) -> str:
             ):
                 vals = dict(zip(cell["metric"], cell["value"], strict=True))
                 shown = display_name(model, cell["stand_in_for"].iloc[0])
+                n = int(cell["n"].iloc[0])
+                few = f" (n = {n})" if n < MIN_BREAKDOWN_PAIRS else ""
                 lines.append(
                     f"| {shown} | {stratum} | "
-                    + " | ".join(pct(vals.get(m)) for m in metrics)
-                    + f" | {int(cell['n'].iloc[0])} |"
+                    + " | ".join(pct(vals.get(m)) + (few if vals.get(m) is not None else "") for m in metrics)
+                    + f" | {n} |"
                 )
             parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
@@ -377,8 +389,10 @@ def robustness_markdown(
 
 _LEGEND = (
     "Values in %, 95% clustered-bootstrap CI in brackets where the run reported one (unit in the results file). "
-    "† = differs significantly from the column's best (p < 0.05, `leaderboard --compare`). "
-    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper. "
+    "† = differs significantly from the column's best (p < 0.05 and a CI excluding 0, never at a saturated K; "
+    "`leaderboard --compare`). "
+    "**Bold** = lowest (most robust), <u>underlined</u> = highest (most sensitive) per column, as in the paper, "
+    "among the values that are not saturated. "
     f"ˢ = saturated: {SATURATION_REASON}, so the value cannot show robustness at that K (at the ceiling: a "
     "small corpus, which the paper's whole-domain corpora are not; at the floor: a run that retrieves nothing)."
 )

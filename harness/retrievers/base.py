@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pqb.dataset.rules import tie_tolerance
 from pqb.dataset.schema import document_string
 
 
@@ -148,15 +149,6 @@ MAX_SCORE_CELLS = 32_000_000
 """Upper bound on chunk × n_docs float32 cells scored at once (~128 MB): the evaluator hands ``rank`` and
 ``score`` chunks of at most this many cells, and ``bm25.score`` refuses more."""
 
-TIE_RTOL = 1e-6
-"""Scores within this relative distance count as tied (a few float32 ulps): the same document scored
-twice, or an exact duplicate, can differ in the last bit because float sums are not associative."""
-
-
-def tie_tolerance(score: float) -> float:
-    """How far from ``score`` another score still ties with it (``TIE_RTOL`` relative)."""
-    return TIE_RTOL * max(abs(score), 1e-12)
-
 
 def order_near_ties(cand: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Documents ``cand`` (scores ``s``) by descending score, near-ties (gaps within ``TIE_RTOL``) by
@@ -165,7 +157,7 @@ def order_near_ties(cand: np.ndarray, s: np.ndarray) -> np.ndarray:
     exact = np.lexsort((cand, -s))
     cand, s = cand[exact], s[exact]
     gaps = s[:-1] - s[1:]
-    new_group = gaps > TIE_RTOL * np.maximum(np.abs(s[:-1]), 1e-12)
+    new_group = gaps > tie_tolerance(s[:-1])
     if new_group.all():
         return cand
     group = np.concatenate(([0], np.cumsum(new_group)))
@@ -188,12 +180,33 @@ def topk_stable(scores: np.ndarray, k: int) -> SearchResult:
     out_idx = np.empty((n_q, k), np.int64)
     if k < n_d:
         kth = -np.partition(-scores, k - 1, axis=1)[:, k - 1].astype(np.float64)
-        floor = kth - TIE_RTOL * np.maximum(np.abs(kth), 1e-12)
+        floor = kth - tie_tolerance(kth)
     for q in range(n_q):
         cand = np.flatnonzero(scores[q] >= floor[q]) if k < n_d else np.arange(n_d)
         out_idx[q] = order_near_ties(cand, scores[q][cand])[:k]
     top = np.take_along_axis(scores, out_idx, axis=1).astype(np.float32)
     return SearchResult(out_idx, top)
+
+
+_UNSOURCED: dict[type, str] = {}
+
+
+def code_digest(cls: type) -> str:
+    """sha256 (16 hex) of the source of ``cls``'s module, else of ``cls`` itself (a notebook cell); a class
+    whose source cannot be read (typed at a plain ``python`` prompt) gets a random token for this process,
+    so nothing cached by another process is reused for it."""
+    import inspect
+    import sys
+    import uuid
+
+    for obj in (sys.modules.get(cls.__module__), cls):
+        try:
+            source = inspect.getsource(obj) if obj is not None else None
+        except (OSError, TypeError):
+            continue
+        if source:
+            return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+    return _UNSOURCED.setdefault(cls, f"unsourced-{uuid.uuid4().hex[:16]}")
 
 
 ArgRule = Callable[[Any], str | None]
@@ -270,7 +283,30 @@ def one_of(*choices: Any) -> ArgRule:
 
 
 class Retriever:
-    """Base class: subclasses implement ``index`` and ``score`` (or ``search`` for rerankers).
+    """Base class of every retriever, and what you subclass to evaluate your own (``pqb.harness.Retriever``).
+
+    Implement ``index(corpus)`` and either ``score(queries)`` — a ``(len(queries), len(corpus))`` float
+    array, higher is better, columns in ``corpus`` order: exact ranks under PQB's tie rule — or, for a
+    system that cannot score every document (a reranker, an ANN index), ``search(queries, k)`` returning a
+    :class:`SearchResult` and ``full_scoring = False`` (a target missing from the list is a miss)::
+
+        class WordOverlap(pqb.harness.Retriever):
+            name = "word-overlap"
+
+            def index(self, corpus, *, cache_dir=None):
+                self.corpus = corpus
+                self.docs = [set(d.lower().split()) for d in corpus.documents()]
+
+            def score(self, queries):
+                return np.array([[len(set(q.lower().split()) & d) for d in self.docs] for q in queries],
+                                dtype=np.float32)
+
+    Pass an instance to ``pqb.harness.evaluate(model=...)``, or register the class
+    (``@pqb.harness.register_model("word-overlap")``) to name it there and on the command line; constructor
+    keywords are its ``model_args``. ``index`` may take ``cache_dir`` (a folder under ``PQB_CACHE_DIR``
+    for what it builds). ``describe()`` goes into the results file; ``cache_settings()`` must name
+    everything that changes scores, because the run cache and the resume key are keyed on it (its
+    default, :meth:`cache_settings`, adds a digest of a class defined outside ``pqb``'s own code).
 
     Attributes set by subclasses:
         full_scoring: ``score`` returns one score per corpus document (exact ranks possible).
@@ -283,6 +319,8 @@ class Retriever:
     name: ClassVar[str] = "retriever"
     full_scoring: ClassVar[bool] = True
     ARG_RULES: ClassVar[Mapping[str, ArgRule]] = {}
+    corpus: Corpus | None = None
+    """Set by ``index`` (also a class default, for a subclass whose ``__init__`` skips ``super().__init__()``)."""
 
     def __init__(self, **kwargs: Any) -> None:
         unknown = ", ".join(sorted(kwargs))
@@ -324,8 +362,17 @@ class Retriever:
         return {"name": self.name}
 
     def cache_settings(self) -> dict[str, Any]:
-        """Everything that changes scores; hashed with the corpus fingerprint into cache keys."""
-        return self.describe()
+        """Everything that changes scores; hashed with the corpus fingerprint into cache keys.
+
+        The default is :meth:`describe`; for a class defined outside ``pqb`` (your own retriever) it adds
+        ``code``, a digest of the class's module source (or of the class alone, in a notebook), so editing
+        the class and evaluating again never serves the previous code's cached ranks.
+        """
+        info = self.describe()
+        if type(self).__module__.split(".")[0] == "pqb":  # the harness's own code: versioned with it
+            return info
+        cls = type(self)
+        return {**info, "class": f"{cls.__module__}:{cls.__qualname__}", "code": code_digest(cls)}
 
     def _require_index(self) -> Corpus:
         if self.corpus is None:

@@ -77,16 +77,16 @@ class PqbRobustness(evaluate.Metric):
         per_pair = M.pair_robustness(a, b, ks, rr_cutoff)
         means = {k: M.mean_or_nan(v) for k, v in per_pair.items()}
         means.update({f"{POOL_PREFIX}{k}": M.mean_or_nan((M.hit_at_k(a, k) + M.hit_at_k(b, k)) / 2) for k in ks})
-        out = dict(derive(means, ks))
         if kind.sides:  # degradation: side a (clean) against side b (typo'd)
-            out.update({k: M.mean_or_nan(v) for k, v in M.error_degradation(a, b, ks, rr_cutoff).items()})
+            means.update({k: M.mean_or_nan(v) for k, v in M.error_degradation(a, b, ks, rr_cutoff).items()})
             for side, r in zip(kind.sides, (a, b), strict=True):
                 for k, v in M.effectiveness(r, ks, rr_cutoff).items():
-                    out[kind.side_name(k, side)] = M.mean_or_nan(v)
+                    means[kind.side_name(k, side)] = M.mean_or_nan(v)
         else:
-            out.update(
+            means.update(
                 {k: M.mean_or_nan(v) for k, v in M.effectiveness(np.concatenate([a, b]), ks, rr_cutoff).items()}
             )
+        out = dict(derive(means, ks))  # the ceiling-aware Flip and MTEB's pooled ndcg_at_10, as run derives them
         out["n_pairs"] = int(a.size)
         return out
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pqb.harness.retrievers.base import TIE_RTOL  # a module global: numba compiles it as a constant
+from pqb.dataset.rules import TIE_FLOOR, TIE_RTOL  # module globals: numba compiles them as constants
 
 try:
     import numba
@@ -62,7 +62,7 @@ def _heapify(heap, n):
 def _floor(kth):
     """Two tie tolerances below the float32 ``K``-th best score ``kth``: the band's floor."""
     tau = np.float64(np.float32(kth))
-    return tau - 2 * (TIE_RTOL * max(abs(tau), 1e-12))
+    return tau - 2 * (TIE_RTOL * max(abs(tau), TIE_FLOOR))
 
 
 def _collect(row, low, floor, out_docs, out_s):

@@ -33,6 +33,7 @@ import numpy as np
 
 from pqb.dataset import io as pqb_io
 from pqb.dataset import settings
+from pqb.dataset.rules import tie_tolerance
 from pqb.harness.errors import MissingDependencyError, ModelArgsError
 from pqb.harness.retrievers.base import (
     BM25_K1,
@@ -46,7 +47,6 @@ from pqb.harness.retrievers.base import (
     order_near_ties,
     positive_int,
     ranks_from_lists,
-    tie_tolerance,
     unit_interval,
 )
 

@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from pqb.harness.retrievers.base import UNRANKED, Ranked, SearchResult, order_near_ties, tie_tolerance
+from pqb.dataset.rules import tie_tolerance
+from pqb.harness.retrievers.base import UNRANKED, Ranked, SearchResult, order_near_ties
 from pqb.harness.retrievers.lexical import kernels
 from pqb.harness.retrievers.lexical.inverted_index import Bm25sWeights, LuceneWeights, Postings
 
@@ -47,7 +48,9 @@ def check_kernel(kernel: str) -> bool:
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if kernel == "numba" and not kernels.available():
-        raise ImportError("kernel=numba needs numba: pip install 'pqb[fast]' (or use kernel=auto or numpy)")
+        raise ImportError(
+            "kernel=numba needs numba: pip install 'pqb-benchmark[fast]' (or use kernel=auto or numpy)"
+        )
     return kernel != "numpy"
 
 

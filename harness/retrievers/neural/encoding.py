@@ -34,6 +34,7 @@ import numpy as np
 
 from pqb.dataset import io as pqb_io
 from pqb.dataset import settings
+from pqb.dataset.hub import hub_unreachable
 from pqb.dataset.progress import bar
 from pqb.dataset.progress import drawing as progress_drawing
 from pqb.harness.errors import ModelArgsError, ModelNotAvailableError
@@ -247,22 +248,28 @@ def hub_commit(obj: Any) -> str | None:
 
 
 def missing_model_error(
-    pretrained: str, what: str, exc: BaseException | None = None
+    pretrained: str, what: str, exc: BaseException | None = None, *, unreachable: str | None = None
 ) -> ModelNotAvailableError:
     """One line naming what is missing and the two ways to provide it."""
     offline = (
         settings.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")
     )
-    where = (
-        "the Hub is offline (HF_HUB_OFFLINE=1) and it is not in the local cache"
-        if offline
-        else "loading failed"
-    )
+    if unreachable:
+        where = f"the Hub is unreachable ({unreachable}) and it is not a local folder"
+    elif offline:
+        where = "the Hub is offline (HF_HUB_OFFLINE=1) and it is not in the local cache"
+    else:
+        where = "loading failed"
     detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})" if exc else ""
     return ModelNotAvailableError(
         f"Cannot load {what} {pretrained!r}: {where}{detail}. Provide it with "
         f"--model_args pretrained=/local/path/to/checkpoint, or go online so it can be downloaded."
     )
+
+
+def offline_mode() -> bool:
+    """The user asked for no Hub access (``HF_HUB_OFFLINE``, ``TRANSFORMERS_OFFLINE``)."""
+    return bool(settings.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"))
 
 
 def check_loadable(pretrained: str) -> None:
@@ -275,8 +282,15 @@ def check_loadable(pretrained: str) -> None:
 
 
 def load_or_explain(loader: Any, pretrained: str, what: str, /, *args: Any, **kwargs: Any) -> Any:
-    """Call ``loader(pretrained, ...)``; turn "not found / offline" failures into one clear error."""
+    """Call ``loader(pretrained, ...)``; turn "not found / offline" failures into one clear error. A Hub id
+    while the Hub cannot be reached fails at once (:func:`pqb.dataset.hub.hub_unreachable`), not after
+    ``huggingface_hub``'s retries; one already in the local cache still loads (checked first, offline)."""
     check_loadable(pretrained)
+    if not is_local(pretrained) and not offline_mode() and (why := hub_unreachable()):
+        try:  # the checkpoint may be in the local Hub cache: load it from there without the network
+            return loader(pretrained, *args, **{**kwargs, "local_files_only": True})
+        except (OSError, TypeError, ValueError):
+            raise missing_model_error(pretrained, what, unreachable=why) from None
     try:
         return loader(pretrained, *args, **kwargs)
     except OSError as exc:  # transformers/huggingface_hub raise OSError subclasses for missing repos
