@@ -149,3 +149,24 @@ def test_report_without_the_study_extra_is_one_line(key_path: Path, monkeypatch,
     assert rc == 2 and line == (
         'error: pqb-build study needs pqb-benchmark[study], not installed here; install it with: pip install "pqb-benchmark[study]"'
     )
+
+
+def test_a_baseline_build_is_a_source_of_its_own(tmp_path: Path) -> None:
+    """``--baseline-dataset-path``: a second PQB build (the before of a before/after) is rated in the same
+    blinded pool as source ``pqb_baseline``; without the path, asking for that source is one line."""
+    from pqb.builders.errors import UsageError
+    from pqb.builders.study.pool import UserWriting, domain_candidates, pqb_candidates
+
+    rows = [
+        {"id": "r1", "pair_id": "p1", "user_id": "u1", "asin": "A", "query": "a blue pad for PS4",
+         "error_query": "a blue pda for PS4", "backoff": True},
+        {"id": "r2", "pair_id": "p1", "user_id": "u2", "asin": "A", "query": "PS4 pad in blue", "error_query": None},
+    ]  # fmt: skip
+    cands = pqb_candidates("video_games", rows, {}, UserWriting.from_sentences([]), 0, source="pqb_baseline")
+    assert {k for k in cands} == {("syntactic", "pqb_baseline"), ("error", "pqb_baseline")}
+    assert {it.source for items in cands.values() for it in items} == {"pqb_baseline"}
+    a, _ = stratified({"video_games": {**CANDIDATES["video_games"], **cands}}, 12, SEED)
+    assert "pqb_baseline" in {it.source for it in a}
+    with pytest.raises(UsageError, match="needs --baseline-dataset-path"):
+        domain_candidates("video_games", sources=["pqb_baseline"], dataset_dir=None, release_dir=None,
+                          amazon_dir=tmp_path, seed=0)  # fmt: skip

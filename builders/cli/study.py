@@ -52,11 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ex.add_argument(
         "--n-items", type=positive_int, default=360, help="items in the pool (default 360, the paper's)"
     )
-    ex.add_argument("--sources", default="pqb,authors,real",
-                    help="comma list of pqb, authors, real (default all three, blinded in one pool)")  # fmt: skip
+    ex.add_argument("--sources", default=None,
+                    help="comma list of pqb, pqb_baseline, authors, real (default pqb,authors,real, blinded in one "
+                         "pool; pqb_baseline is added when --baseline-dataset-path is given)")  # fmt: skip
     ex.add_argument(
         "--dataset-path", default="pqb_dataset", help="built dataset folder (default pqb_dataset)"
     )
+    ex.add_argument("--baseline-dataset-path", default=None,
+                    help="a second PQB build rated in the same pool as source pqb_baseline (a before/after)")  # fmt: skip
     ex.add_argument(
         "--release-dir", default=None, help="the authors' <Category>.json (default $PQB_RELEASE_DIR)"
     )
@@ -123,18 +126,19 @@ def _export(args: argparse.Namespace) -> int:
     from pqb.builders.study.pool import SOURCES, domain_candidates, stratified
     from pqb.builders.study.sheet import export_sheet
 
-    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    default = "pqb,pqb_baseline,authors,real" if args.baseline_dataset_path else "pqb,authors,real"
+    sources = [s.strip() for s in (args.sources or default).split(",") if s.strip()]
     if bad := [s for s in sources if s not in SOURCES]:
         raise UsageError(f"--sources: unknown {', '.join(bad)} (choose from {', '.join(SOURCES)})")
     domains = args.domain or ["video_games"]
     cands, read = {}, {}
     for d in domains:
         cands[d], read[d] = domain_candidates(d, sources=sources, dataset_dir=args.dataset_path,
-                                              release_dir=args.release_dir, amazon_dir=args.source, seed=args.seed)  # fmt: skip
+                                              baseline_dir=args.baseline_dataset_path, release_dir=args.release_dir, amazon_dir=args.source, seed=args.seed)  # fmt: skip
     items, allocation = stratified(cands, args.n_items, args.seed)
     out = Path(args.out)
     info = {"seed": args.seed, "n": args.n_items, "sources": sources, "domains": domains, "allocation": allocation,
-            "inputs": {"dataset": args.dataset_path, "release_dir": args.release_dir, "amazon": args.source, "read": read}}  # fmt: skip
+            "inputs": {"dataset": args.dataset_path, "baseline_dataset": args.baseline_dataset_path, "release_dir": args.release_dir, "amazon": args.source, "read": read}}  # fmt: skip
     export_sheet(items, out / "sheet", out / "key.json", info)
     print(json.dumps({"items": len(items), "allocation": allocation}, indent=1))
     short = {k: v for k, v in allocation.items() if v["drawn"] < v["target"]}

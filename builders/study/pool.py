@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from pqb.builders.errors import UsageError
 from pqb.builders.publish.tables import pseudonymize
 from pqb.builders.reports.text_sources import (
     ReviewSentence,
@@ -43,7 +44,9 @@ from pqb.builders.seeds import derive_seed
 from pqb.builders.study.rubric import TASKS
 from pqb.dataset.io import stable_hash
 
-SOURCES = ("pqb", "authors", "real")
+SOURCES = ("pqb", "pqb_baseline", "authors", "real")
+"""``pqb_baseline`` is a second PQB build (``study export --baseline-dataset-path``), e.g. the build before
+a change to the generator: rated in the same blinded pool, its column is the before of a before/after."""
 SAMPLE_SENTENCES = 5
 SAMPLE_MIN_WORDS, SAMPLE_MAX_WORDS = 6, 40
 MIN_SAMPLE = 3
@@ -159,6 +162,7 @@ def pqb_candidates(
     users: Mapping[str, Mapping[str, Any]],
     writing: UserWriting,
     seed: int,
+    source: str = "pqb",
 ) -> dict[tuple[str, str], list[Item]]:
     out: dict[tuple[str, str], list[Item]] = defaultdict(list)
     partner: dict[str, list[str]] = defaultdict(list)
@@ -166,19 +170,19 @@ def pqb_candidates(
         partner[r["pair_id"]].append(r["user_id"])
     for r in rows:
         ref = str(r["id"])
-        base = {"task": "syntactic", "domain": domain, "source": "pqb", "ref": ref, "text": r["query"]}
-        out[("syntactic", "pqb")].append(Item(**base))
+        base = {"task": "syntactic", "domain": domain, "source": source, "ref": ref, "text": r["query"]}
+        out[("syntactic", source)].append(Item(**base))
         others = [u for u in partner[r["pair_id"]] if u != r["user_id"]]
         if others and (
             it := _attribution(
                 {**base, "task": "attribution"}, r["user_id"], others[0], writing, seed, r["asin"]
             )
         ):
-            out[("attribution", "pqb")].append(it)
+            out[("attribution", source)].append(it)
         if r.get("error_query") and r["error_query"] != r["query"]:
             own = writing.sample(r["user_id"], seed, ref, "profile", asin=r["asin"])
             profile = _profile_text(users.get(r["user_id"]), bool(r.get("backoff")), own)
-            out[("error", "pqb")].append(
+            out[("error", source)].append(
                 Item(
                     **{**base, "task": "error", "text": r["error_query"]},
                     clean_text=r["query"],
@@ -246,10 +250,13 @@ def domain_candidates(
     sources: Sequence[str],
     dataset_dir: str | Path | None,
     release_dir: str | Path | None,
+    baseline_dir: str | Path | None = None,
     amazon_dir: str | Path | None,
     seed: int,
 ) -> tuple[dict[tuple[str, str], list[Item]], dict[str, Any]]:
     """Every candidate item of one domain, by (task, source), and what was read."""
+    if "pqb_baseline" in sources and baseline_dir is None:
+        raise UsageError("--sources pqb_baseline needs --baseline-dataset-path (the other PQB build)")
     sentences, read = review_sentences(amazon_dir, domain)
     writing = UserWriting.from_sentences(sentences)
     cands: dict[tuple[str, str], list[Item]] = {}
@@ -258,6 +265,10 @@ def domain_candidates(
         cands |= pqb_candidates(
             domain, rows, read_pqb_users(dataset_dir or "pqb_dataset", domain), writing, seed
         )
+    if "pqb_baseline" in sources:
+        rows = read_pqb_rows(baseline_dir, domain)
+        users = read_pqb_users(baseline_dir, domain)
+        cands |= pqb_candidates(domain, rows, users, writing, seed, source="pqb_baseline")
     if "authors" in sources:
         cands |= authors_candidates(domain, read_release(release_dir, domain), writing, seed)
     if "real" in sources:
