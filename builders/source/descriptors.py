@@ -6,31 +6,31 @@ contained could be one, and 37% of the queries built on them put a value where i
 would only move the problem; here each value is judged on three kinds of evidence, all read from the
 domain's own data:
 
-* **its own parse** (spaCy, the value alone in the neutral carrier "it is ___."): a noun phrase, an
-  adjective phrase or a name is a descriptor; a value that starts with a present-tense verb
-  ("Introduces", "Play as Alien", "Improves accuracy") is an **instruction verb**; one that starts
-  with a function word and goes on past one word ("With in-game success", "For the Xbox",
-  "A New Hero") or ends in one ("Hints too", "Sold Out") is a **fragment**; a negation, a symbol or a
-  lone pronoun ("not null", "language _ tag", "All") is a **placeholder**;
+* **its own parse** (spaCy, the value alone in "it is ___."): a noun phrase, an adjective phrase or a
+  name is a descriptor; a value that starts with a present-tense verb ("Play as Alien", "Improves
+  accuracy") is an **instruction verb**; one that starts with a function word and goes on past one
+  word ("With in-game success", "For the Xbox", "A New Hero") or ends in one ("Hints too", "Sold
+  Out") is a **fragment**; a negation, a symbol or a lone closed-class pronoun ("not null", "language _
+  tag", "All") is a **placeholder**;
 * **attestation**: the product's own title, description or features say it again (outside the line
-  it was taken from), or real users write it: the phrase occurs in the domain's review text at least
-  once per :data:`VOICE_RATE` reviews (so the rule means the same on the slice and on a whole
-  category). A value nobody writes and the product never repeats ("Rating Pending", "Corded
-  Electric", "Male-to-Male") is **unattested**. The brand is exempt: naming the maker is what
-  shoppers do, and a small slice's reviews rarely name it;
-* **its key**: an attribute key carries product descriptors when at least half of its values across
-  the domain pass the two rules above. Measured on the Video_Games slice, unkeyed feature lines
-  (``Feature i``: the first comma segment of a marketing sentence) pass 32% of the time and are not a
-  descriptor key; ``Color`` passes 84%, ``Rated`` most of the time (not "Rating Pending").
+  it was taken from), or other products' own text does, or real users write it in the domain's
+  reviews, each at least once per :data:`ATTESTATION_PER` documents (so the rule means the same on the
+  slice and on a whole category). A value no seller repeats and no reviewer writes ("Rating Pending",
+  "Corded Electric", "Male-to-Male") is **unattested**. The brand is exempt: naming the maker is
+  what shoppers do, and a small slice's reviews rarely name it;
+* **its key**: a key carries product descriptors when at least half of its values across the domain
+  pass the two rules above (:data:`MIN_DESCRIPTOR_SHARE`). On the Video_Games slice, unkeyed feature
+  lines (``Feature i``: the first comma segment of a marketing sentence) pass 126 of 275 times and are
+  not a descriptor key ("Introduces", "Short vowels", "Classic characters" go with them); 72 of the
+  89 keys are.
 
-The same parse types each value (:func:`kind_of`) from its key and its phrase: brand, product kind,
-colour, material, platform, connectivity, style, size, age rating, language, adjectival feature or
-nominal feature, so the realizer can phrase each kind in the frames that fit it.
+The same parses type each value (:func:`kind_of`, :mod:`pqb.builders.kinds`) from its key and its
+phrase (adjective or noun, read in "the ___ one."), so the realizer can phrase each kind in the frames
+that fit it.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -40,9 +40,9 @@ from typing import Any, NamedTuple
 from pqb.builders.kinds import key_kind
 from pqb.dataset.schema import count_term
 
-ATTESTATION_RATE = 1e-5
-"""A phrase is attested in a body of text when at least ``ceil(ATTESTATION_RATE * documents)`` of its
-documents contain it (and at least 1 review, or 2 products: the product's own text is the echo):
+ATTESTATION_PER = 100_000
+"""A phrase is attested in a body of text when at least one in ``ATTESTATION_PER`` of its documents
+(rounded up) contain it (and at least 1 review, or 2 products: the product's own text is the echo):
 on the slice that is any review of its 1,345 and any other product of its 1,488; on the 4.6M reviews
 of a whole category it is 46, so a placeholder a few writers quote out of millions does not pass."""
 MIN_DESCRIPTOR_SHARE = 0.5
@@ -175,8 +175,8 @@ def kind_of(key: str, reading: Reading) -> str:
 
 def attestation_threshold(n_documents: int, minimum: int = 1) -> int:
     """Documents a phrase must occur in to count as attested among ``n_documents``
-    (:data:`ATTESTATION_RATE`, at least ``minimum``)."""
-    return max(minimum, math.ceil(ATTESTATION_RATE * n_documents))
+    (:data:`ATTESTATION_PER`, at least ``minimum``); integer arithmetic, the same on every machine."""
+    return max(minimum, -(-n_documents // ATTESTATION_PER))
 
 
 class PhraseCounter:

@@ -21,7 +21,7 @@ from pqb.builders.errors import EmptyInputError
 from pqb.builders.nlp import installed_spacy_model_id
 from pqb.builders.parses import ParseCache
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
-from pqb.builders.source.descriptors import ATTESTATION_RATE, DescriptorModel, PhraseCounter, rejection_report
+from pqb.builders.source.descriptors import ATTESTATION_PER, DescriptorModel, PhraseCounter, rejection_report
 from pqb.builders.source.products import attribute_candidates, clean_text, finish_row, own_text, product_base
 from pqb.builders.source.users import count_splits, link_rows, sentence_rows, users_from_counts
 from pqb.builders.workdir import (
@@ -68,7 +68,7 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
             "reader": READER_VERSION,
             "core_terms": {
                 "version": CORE_TERM_VERSION,
-                "attestation_rate": ATTESTATION_RATE,
+                "attestation_per": ATTESTATION_PER,
                 "spacy": installed_spacy_model_id(),
             },
         },
