@@ -19,7 +19,7 @@ from pqb.builders.source.descriptors import (
     kind_of,
     read_values,
 )
-from pqb.builders.source.products import attribute_candidates, own_text, product_row
+from pqb.builders.source.products import attribute_candidates, descriptor_model, product_row
 from pqb.dataset.schema import count_term
 
 SUDOKU = {  # B002JTX8A4: unkeyed feature lines "Introduces -", "Short vowels", ... (issue 43's example)
@@ -84,15 +84,8 @@ REVIEWS = (  # written for this test (see the module docstring)
 
 
 def learn(metas=METAS, reviews=REVIEWS) -> tuple[DescriptorModel, dict[str, list[Candidate]]]:
-    """The model the ingest stage learns: candidates, review and catalogue phrase counts, then readings."""
-    cands = {m["parent_asin"]: attribute_candidates(m) for m in metas}
-    values = [c.value for cs in cands.values() for c in cs]
-    voice, catalogue = PhraseCounter(values), PhraseCounter(values)
-    for text in reviews:
-        voice.add(text)
-    for m in metas:
-        catalogue.add(own_text(m))
-    return DescriptorModel.learn(list(cands.values()), voice, catalogue), cands
+    """The model the ingest stage learns (candidates, review and catalogue phrase counts, readings)."""
+    return descriptor_model(metas, reviews), {m["parent_asin"]: attribute_candidates(m) for m in metas}
 
 
 def verdicts(model: DescriptorModel, cands: dict[str, list[Candidate]]) -> dict[str, str]:

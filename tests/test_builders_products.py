@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pqb.builders.source.descriptors import DescriptorModel, PhraseCounter
+from pqb.builders.source.descriptors import DescriptorModel
 from pqb.builders.source.products import (
     Attribute,
-    attribute_candidates,
     clean_attribute_value,
     clean_text,
+    descriptor_model,
     document_body,
     document_text,
     product_row,
@@ -51,11 +51,7 @@ REVIEWS = (  # what real users would write about such a headset: the evidence th
 
 def model_for(*metas: dict, reviews: tuple[str, ...] = REVIEWS) -> DescriptorModel:
     """The core-term judgement learned on ``metas`` and ``reviews`` (the ingest stage learns it per domain)."""
-    cands = [attribute_candidates(m) for m in metas]
-    counter = PhraseCounter(c.value for cs in cands for c in cs)
-    for text in reviews:
-        counter.add(text)
-    return DescriptorModel.learn(cands, counter)
+    return descriptor_model(metas, reviews)
 
 
 def test_clean_text_html_urls_mojibake_cjk() -> None:

@@ -29,11 +29,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pqb.builders.kinds import FEATURE_KEY
-from pqb.builders.source.descriptors import Candidate, DescriptorModel
+from pqb.builders.source.descriptors import Candidate, DescriptorModel, PhraseCounter
 from pqb.builders.text import SPACE, TAG, unescape_html
 from pqb.dataset.schema import N_CORE_TERMS, count_term, document_string, words
 
@@ -472,6 +472,21 @@ def select_candidates(
             continue
         out.append(c)
     return out
+
+
+def descriptor_model(metas: Iterable[Mapping[str, Any]], reviews: Iterable[str] = ()) -> DescriptorModel:
+    """The core-term judgement learned on ``metas`` (one domain's records) and its ``reviews``, as the
+    ingest stage learns it (which streams the reviews instead): for a command that reads a meta file
+    on its own (``pqb-build release``), never a record alone."""
+    metas = list(metas)
+    cands = [attribute_candidates(m) for m in metas]
+    values = sorted({c.value for cs in cands for c in cs})
+    voice, catalogue = PhraseCounter(values), PhraseCounter(values)
+    for text in reviews:
+        voice.add(text)
+    for m in metas:
+        catalogue.add(own_text(m))
+    return DescriptorModel.learn(cands, voice, catalogue)
 
 
 def usable_attributes(
