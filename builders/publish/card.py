@@ -202,9 +202,10 @@ def _method_section(workdirs: Sequence[WorkDir]) -> str:
         how = {
             "realizer": "the offline **compositional realizer** (`pqb.builders.queries.realizer`: request openers x each "
             "attribute's syntactic role (premodifier, prepositional phrase, relative clause, coordination, "
-            "separate sentence, question, head noun) x connectives and ordering, with casing, punctuation "
-            "and contraction habits drawn per candidate at the rates of the domain's reviews; no language "
-            "model was used)",
+            "separate sentence, question, head noun), in the frames its kind fits (brand, colour, material, "
+            "platform, rating, adjectival or nominal feature, ...), x connectives and ordering, at most one "
+            "question per query, with casing, punctuation and contraction habits drawn per candidate at the "
+            "rates of the domain's reviews; no language model was used)",
             "llm": f"the causal LM `{gen.get('generator', {}).get('model', '?')}` (seeded sampling)",
             "openai": f"the OpenAI-compatible endpoint model `{gen.get('generator', {}).get('model', '?')}`",
         }.get(str(backend), str(backend))
