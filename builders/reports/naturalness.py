@@ -69,9 +69,10 @@ _FUNCTION_POS = frozenset({"ADP", "SCONJ", "CCONJ", "DET", "PRON", "PART", "AUX"
 _CARRIERS = ("the {} ones are here.", "it seems {}.")
 """Where a term is read on its own, adjective or noun: an adjective when its head is one in both. In a
 query the slot coerces the tag ("featuring wireless" reads as a noun), so the slot cannot tell what
-the value is. On 60 labelled slice values the pair reads 53 right ("microphone", "kickstand" and
-"rumble" read as adjectives); the core-term selection types values with other frames ("the ___ one.",
-"it is ___."), so the two readings do not share their errors."""
+the value is. On 60 slice values labelled by the implementer (an LLM agent) the pair reads 53 right
+("microphone", "kickstand" and "rumble" read as adjectives); the core-term selection types values with
+other frames ("the ___ one.", "it is ___."), so the two readings seldom share an error ("Dust Proof",
+read as a noun by both, is one they share)."""
 SAMPLE = 200
 """Queries in the openings sample (the issue's "distinct first-two-word openings, of 200")."""
 

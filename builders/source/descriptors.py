@@ -99,9 +99,9 @@ def parser_form(value: str) -> str:
 
 def carrier_texts(value: str) -> tuple[str, str]:
     """The two sentences the value is parsed in: "it is ___." (its form: does it start with a verb, a
-    function word?) and "the ___ one." (adjective or noun: measured on 60 labelled slice values, the
-    premodifier slot tells them apart in 54, the copula in 45, because a bare noun after "is" reads as
-    an adjective: "it is joystick")."""
+    function word?) and "the ___ one." (adjective or noun: on 60 slice values labelled by the
+    implementer, an LLM agent, the premodifier slot tells them apart in 54, the copula in 45, because a
+    bare noun after "is" reads as an adjective: "it is joystick")."""
     v = parser_form(value)
     return f"{_CARRIER}{v}.", f"{_NP_CARRIER[0]}{v}{_NP_CARRIER[1]}"
 
