@@ -71,9 +71,11 @@ VALIDATION_DIR = "validation"
 PRODUCTS_SCHEMA = pa.schema(
     [("parent_asin", pa.string()), ("title", pa.string()), ("text", pa.string()), ("brand", pa.string()),
      ("attributes", pa.list_(ATTRIBUTE_TYPE)), ("core_terms", pa.list_(pa.string())),
-     ("protected_terms", pa.list_(pa.string())), ("is_target", pa.bool_())]
+     ("core_kinds", pa.list_(pa.string())), ("protected_terms", pa.list_(pa.string())),
+     ("is_target", pa.bool_())]
 )  # fmt: skip
-"""Every product with a title: its document, attributes and (for targets) the 5 core terms."""
+"""Every product with a title: its document, attributes and (for targets) the 5 core terms and the kind
+of each (:data:`pqb.builders.kinds.KINDS`)."""
 REVIEWS_SCHEMA = pa.schema(
     [
         ("user_id", pa.string()),

@@ -1,4 +1,6 @@
-"""Attribute-value normalisation on meta records copied from real ``meta_Video_Games.jsonl`` lines.
+"""Attribute-value normalisation on meta records copied from real ``meta_Video_Games.jsonl`` lines: the
+values a record offers (:func:`attribute_candidates`), before the data-learned judgement of which ones
+describe the product (tests/test_builders_descriptors.py).
 
 Each record below keeps the fields of the real line that matter (title, store, details, features),
 trimmed of long descriptions; the ASIN names the line.
@@ -9,12 +11,12 @@ from __future__ import annotations
 from collections import Counter
 
 from pqb.builders.source.products import (
+    attribute_candidates,
     brand_value,
     clean_attribute_value,
     document_text,
     product_row,
     split_keyed,
-    usable_attributes,
 )
 from pqb.dataset.schema import count_term
 
@@ -74,32 +76,32 @@ def test_keys_are_stripped_from_values() -> None:
     assert (
         split_keyed("Set the Perfect Mood: Choose from game, music or movie mode via the audio box") is None
     )
-    values = {a.name: a.value for a in usable_attributes(NBA_LIVE)}
+    values = {a.name: a.value for a in attribute_candidates(NBA_LIVE)}
     assert values["Platform"] == "Nintendo GameCube" and values["Genre"] == "Sports"
     assert not any(":" in v for v in values.values())
 
 
 def test_contradictory_ratings_cancel() -> None:
     stats: Counter[str] = Counter()
-    attrs = usable_attributes(NBA_LIVE, stats)
+    attrs = attribute_candidates(NBA_LIVE, stats)
     assert stats["rating_conflict"] == 1
     assert not {"Mature", "Everyone"} & {a.value for a in attrs}
     agreeing = dict(NBA_LIVE, features=["Platform: Nintendo GameCube", "ESRB Rating: Mature"])
-    assert "Mature" in {a.value for a in usable_attributes(agreeing)}
+    assert "Mature" in {a.value for a in attribute_candidates(agreeing)}
 
 
 def test_one_value_per_attribute_and_no_fragments() -> None:
-    values = [a.value for a in usable_attributes(NISOTIEB)]
+    values = [a.value for a in attribute_candidates(NISOTIEB)]
     assert "B" not in values  # one-letter variant code
     assert "Polycarbonate" in values and "Polycarbonate (PC" not in values
     assert clean_attribute_value("ZD") is None and clean_attribute_value("PC") == "PC"
-    assert "ZD" not in [a.value for a in usable_attributes(VASYITSO)]
+    assert "ZD" not in [a.value for a in attribute_candidates(VASYITSO)]
     # the comma inside "Co.,Ltd" is part of the name: the brand is rejected whole, never split
     assert brand_value(OLIMOXI) is None
-    olimoxi = [a.value for a in usable_attributes(OLIMOXI)]
+    olimoxi = [a.value for a in attribute_candidates(OLIMOXI)]
     assert olimoxi[:2] == ["Black", "PC"] and "Olisen ShenZhenShi ShenZhiJia Electronic Co." not in olimoxi
     assert brand_value({"store": "Mad Catz, Inc."}) == "Mad Catz"
-    names = [a.name for a in usable_attributes(NBA_LIVE)]
+    names = [a.name for a in attribute_candidates(NBA_LIVE)]
     assert len(names) == len(set(names))
 
 

@@ -121,7 +121,8 @@ def _tiny_source(root: Path) -> Path:
         "Style": "Classic",
         "Rated": "Everyone",
     }
-    meta = [{"parent_asin": a, "title": f"Game {a}", "details": details, "features": ["Fun"], "categories": ["Video Games"]}
+    meta = [{"parent_asin": a, "title": f"Game {a}", "details": details, "features": ["Fun"], "categories": ["Video Games"],
+             "description": ["A classic red plastic game for everyone."]}  # attests its attributes (issue 43)
             for a in ("G1", "G2", "G3")] + [{"parent_asin": "G4", "title": ""}]  # fmt: skip
     (src / "meta_Video_Games.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\nnot json\n")
     return src

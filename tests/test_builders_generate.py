@@ -72,10 +72,16 @@ def test_semantic_gate_uses_injected_embedder() -> None:
 
 
 def test_attribute_roles() -> None:
+    """The key-only fallback (a products file without ``core_kinds``): kinds from the key's words."""
     assert attribute_role("Brand") == "brand"
     assert attribute_role("Hardware Platform") == "platform"
-    assert attribute_role("Controller Type") == "kind"
-    assert attribute_role("Feature 3") == "feature"
+    assert attribute_role("Operating System") == "platform"  # contains "rating", is not a rating
+    assert attribute_role("ESRB Rating") == "age_rating" and attribute_role("Rated") == "age_rating"
+    assert attribute_role("Age Range (Description)") == "audience"
+    assert (
+        attribute_role("Connector Type") == "connectivity" and attribute_role("Controller Type") == "product"
+    )
+    assert attribute_role("Feature 3") == "noun_feature"
 
 
 def test_from_record_pairs_core_terms_with_attribute_names() -> None:
@@ -84,6 +90,9 @@ def test_from_record_pairs_core_terms_with_attribute_names() -> None:
         "attributes": [{"name": "Brand", "value": "Sony"}, {"name": "Color", "value": "black"}],
     }  # fmt: skip
     assert ProductSpec.from_record(rec).core == (("Brand", "Sony"), ("Color", "Black"))
+    assert ProductSpec.from_record(rec).kinds == ()  # a products file without typed core terms
+    typed = ProductSpec.from_record({**rec, "core_kinds": ["brand", "color"]})
+    assert typed.kinds == ("brand", "color")
 
 
 def test_prompt_lists_exactly_the_filter_attributes() -> None:

@@ -18,10 +18,9 @@ from pqb.builders.reports.naturalness import (
     authors_sample,
     bootstrap_median,
     measure,
-    opening,
     pqb_sample,
-    question_count,
 )
+from pqb.builders.reports.query_checks import count_questions, opening
 from pqb.builders.reports.text_sources import core_term_spans
 from pqb.dataset import settings
 
@@ -56,7 +55,7 @@ def test_measure_reports_masked_and_pooled_perplexity_and_text_statistics() -> N
     assert got["inside_exact"] == {"perplexity": pytest.approx(1000.0), "tokens": 2}
     assert got["masked_proxy"]["median"] is None and got["inside_proxy"]["tokens"] == 0  # unknown spans
     assert got["two_or_more_questions"] == 0.5 and got["distinct_openings"] == 2
-    assert question_count("Any? Would it?? Fine.") == 2 and opening("I'm after a game") == "i'm after"
+    assert count_questions("Any? Would it?? Fine.") == 2 and opening("I'm after a game") == "i'm after"
 
 
 def test_samples_are_seeded_per_source_and_proxy_needs_a_pair() -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pqb.builders.source.descriptors import DescriptorModel
 from pqb.builders.source.products import (
     Attribute,
     clean_attribute_value,
     clean_text,
+    descriptor_model,
     document_body,
     document_text,
     product_row,
@@ -41,6 +43,17 @@ META = {
 }
 
 
+REVIEWS = (  # what real users would write about such a headset: the evidence the judgement reads
+    "Love this black headset, the plastic feels fine.",
+    "Wired, so no charging. The flip-to-mute mic is handy and it is glasses friendly.",
+)
+
+
+def model_for(*metas: dict, reviews: tuple[str, ...] = REVIEWS) -> DescriptorModel:
+    """The core-term judgement learned on ``metas`` and ``reviews`` (the ingest stage learns it per domain)."""
+    return descriptor_model(metas, reviews)
+
+
 def test_clean_text_html_urls_mojibake_cjk() -> None:
     assert clean_text("Itâ€™s &amp;amp; <b>bold</b> www.a.com 日本語 Ωmega") == "It's & bold mega"
     assert clean_text(None) == ""
@@ -56,7 +69,7 @@ def test_attribute_filters_of_spec() -> None:
 
 
 def test_core_terms_priority_and_dedupe() -> None:
-    core = select_core_terms(META)
+    core = select_core_terms(META, model=model_for(META))
     # brand first; Manufacturer dedupes against it; priority keys; then features
     assert core == [
         Attribute("Brand", "Turtle Beach"),
@@ -65,7 +78,7 @@ def test_core_terms_priority_and_dedupe() -> None:
         Attribute("Connectivity Technology", "Wired"),
         Attribute("Feature 2", "Flip-to-mute mic"),
     ]
-    names = {a.name for a in usable_attributes(META)}
+    names = {a.name for a in usable_attributes(META, model=model_for(META))}
     assert not names & {
         "Best Sellers Rank",
         "Item model number",
@@ -114,16 +127,19 @@ def test_document_body_layout() -> None:
 def test_protected_terms_and_row() -> None:
     prot = protected_terms(META)
     assert {"turtle", "beach", "recon", "70", "headset", "mic"} <= set(prot) and prot == sorted(prot)
-    row = product_row(META)
+    row = product_row(META, model=model_for(META))
     assert row["is_target"] and len(row["core_terms"]) == 5 and row["brand"] == "Turtle Beach"
     assert row["attributes"][0] == {"name": "Brand", "value": "Turtle Beach"}
+    assert row["core_kinds"] == ["brand", "color", "material", "adj_feature", "noun_feature"]
+    # without the domain's evidence (a lone record, no reviews) nothing attests "Black" or "Plastic"
+    assert product_row(META)["is_target"] is False
 
 
 def test_details_as_json_string_like_the_hub_loader() -> None:
     import json
 
     meta = dict(META, details=json.dumps(META["details"]))
-    assert select_core_terms(meta) == select_core_terms(META)
+    assert select_core_terms(meta, model=model_for(meta)) == select_core_terms(META, model=model_for(META))
 
 
 def test_nested_attribute_values_are_not_both_core_terms() -> None:
@@ -136,7 +152,7 @@ def test_nested_attribute_values_are_not_both_core_terms() -> None:
         "details": {"Brand": "Sony", "Manufacturer": "Sony Computer Entertainment", "Color": "Black"},
         "features": ["Wireless pad", "black finish"],
     }
-    values = [a.value for a in usable_attributes(meta)]
+    values = [a.value for a in usable_attributes(meta, model=model_for(meta, reviews=("black pad",)))]
     assert values[:2] == ["Sony", "Black"]
     assert "Sony Computer Entertainment" not in values
     assert all(v.lower() != "black finish" for v in values)  # contains the earlier "Black"

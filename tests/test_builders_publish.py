@@ -179,6 +179,21 @@ def test_card_statistics_match_the_parquet_files(built: tuple[WorkDir, Path]) ->
     assert "Users whose Gaussian fails the audit" in card
 
 
+def test_card_reports_query_naturalness_from_the_rows(built: tuple[WorkDir, Path]) -> None:
+    """Issue 43: the card's figures are the checker's over the published rows (text and attribute names)."""
+    from pqb.builders.reports.query_checks import check_queries
+
+    _, ds = built
+    card = (ds / "README.md").read_text()
+    rows = pq.read_table(config_path(ds, "video_games")).to_pylist()
+    rep = check_queries(rows)
+    section = card.split("## Query naturalness", 1)[1].split("\n## ", 1)[0]
+    assert f"- **video_games** ({len(rows)} queries, {rep.terms} distinct core terms):" in section
+    assert f"wrong-kind phrasings: **{rep.wrong_kind} (" in section
+    assert f"queries with two or more questions: **{rep.stacked} (" in section
+    assert f"distinct first-two-word openings: **{rep.openings} of {rep.sample}**" in section
+
+
 def test_no_raw_user_id_is_published(built: tuple[WorkDir, Path]) -> None:
     _, ds = built
     blobs = b"".join(p.read_bytes() for p in ds.rglob("*") if p.is_file() and p.suffix != ".py")
@@ -368,7 +383,9 @@ def test_publish_after_all_without_publishing_writes_the_build_block(
 
     wd = build_workdir(tmp_path / "work")
     rows = pq.read_table(wd.path / PAIRS).num_rows
-    monkeypatch.setattr(pipeline, "build_domain", lambda d, *a, **k: pipeline.DomainResult(d, {"pair": {"rows": rows}}))
+    monkeypatch.setattr(
+        pipeline, "build_domain", lambda d, *a, **k: pipeline.DomainResult(d, {"pair": {"rows": rows}})
+    )
     pipeline.build(["video_games"], work=tmp_path / "work", publish=False, progress=False, log=io.StringIO())
     assert main(["publish", "--workdir", str(tmp_path / "work"), "--dataset", str(tmp_path / "ds")]) == 0
     card = (tmp_path / "ds" / "README.md").read_text()

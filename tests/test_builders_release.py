@@ -30,7 +30,8 @@ RELEASE = {
 }  # fmt: skip
 META = [
     {"parent_asin": "B1", "title": "Zowie Gaming Mouse", "store": "Zowie",
-     "details": {"Color": "Black", "Brand": "Zowie", "Style": "Gaming", "Material": "Plastic", "Size": "Medium"}},
+     "details": {"Color": "Black", "Brand": "Zowie", "Style": "Gaming", "Material": "Plastic", "Size": "Medium"},
+     "description": ["A medium black plastic mouse."]},  # the seller repeats its attributes: they are attested
 ]  # fmt: skip
 
 

@@ -202,9 +202,10 @@ def _method_section(workdirs: Sequence[WorkDir]) -> str:
         how = {
             "realizer": "the offline **compositional realizer** (`pqb.builders.queries.realizer`: request openers x each "
             "attribute's syntactic role (premodifier, prepositional phrase, relative clause, coordination, "
-            "separate sentence, question, head noun) x connectives and ordering, with casing, punctuation "
-            "and contraction habits drawn per candidate at the rates of the domain's reviews; no language "
-            "model was used)",
+            "separate sentence, question, head noun), in the frames its kind fits (brand, colour, material, "
+            "platform, rating, adjectival or nominal feature, ...), x connectives and ordering, at most one "
+            "question per query, with casing, punctuation and contraction habits drawn per candidate at the "
+            "rates of the domain's reviews; no language model was used)",
             "llm": f"the causal LM `{gen.get('generator', {}).get('model', '?')}` (seeded sampling)",
             "openai": f"the OpenAI-compatible endpoint model `{gen.get('generator', {}).get('model', '?')}`",
         }.get(str(backend), str(backend))
@@ -400,6 +401,57 @@ def _saturation_section(dataset_dir: Path) -> str:
     )
 
 
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}%" if d else "n/a"
+
+
+def _naturalness_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
+    """Per domain: the deterministic naturalness check of the published queries
+    (:mod:`pqb.builders.reports.query_checks`, which reads only the text and the attribute names) and the
+    ingest stage's core-term judgement (:mod:`pqb.builders.source.descriptors`); empty without rows."""
+    from pqb.builders.reports.query_checks import check_queries
+    from pqb.builders.source.descriptors import REJECTIONS
+
+    judgements = {
+        wd.domain: wd.manifest.get("stages", {}).get("ingest", {}).get("stats", {}).get("core_term_judgement")
+        for wd in workdirs
+    }
+    lines = []
+    for c in sorted(published_configs(dataset_dir)):
+        if config_kind(c)[1] != "rows" or "-release" in c:
+            continue
+        rows = _table(dataset_dir, c).select(["query", "core_terms", "attributes"]).to_pylist()
+        rep = check_queries(rows, examples=2)
+        n = rep.queries
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(rep.term_faults.items())) or "none"
+        lines += [
+            f"- **{c}** ({n} queries, {rep.terms} distinct core terms):",
+            f"  - wrong-kind phrasings: **{rep.wrong_kind} ({_pct(rep.wrong_kind, n)})**"
+            + (
+                f", e.g. {json.dumps(rep.examples['wrong_kind'][0], ensure_ascii=False)}"
+                if rep.wrong_kind
+                else ""
+            ),
+            f"  - queries with two or more questions: **{rep.stacked} ({_pct(rep.stacked, n)})**",
+            f"  - distinct first-two-word openings: **{rep.openings} of {rep.sample}** "
+            f"({'a seeded sample' if rep.sample < n else 'all queries'})",
+            f"  - core terms that read as an instruction verb, a fragment or a placeholder: {faults}",
+        ]
+        judged = judgements.get(config_kind(c)[0])
+        if judged:
+            kinds = ", ".join(f"{k} {judged['by_kind'][k]}" for k in REJECTIONS if judged["by_kind"].get(k))
+            not_keys = sorted(
+                judged.get("not_descriptor_keys", {}).items(), key=lambda kv: (-kv[1][1], kv[0])
+            )
+            keys = ", ".join(f"`{k}` ({p}/{t})" for k, (p, t) in not_keys[:6])
+            lines += [
+                f"  - core-term judgement at ingest: {judged['rejected']} of {judged['values']} candidate "
+                f"attribute values rejected ({_pct(judged['rejected'], judged['values'])}): {kinds}. Keys "
+                f"found not to carry descriptors (values passing / values): {keys or 'none'}."
+            ]
+    return "\n".join(lines)
+
+
 def _typo_section(workdirs: Sequence[WorkDir]) -> str:
     """The typo study's table per domain (:mod:`pqb.builders.reports.typo_study`, without the authors'
     release column, which depends on a local third-party file); empty when no work dir has error pairs."""
@@ -549,6 +601,21 @@ def render_card(
             "partner's (D² > partner threshold); `syntax` records own log-likelihood, own D², partner D², "
             "both thresholds and the pair distance. `error_edits` and `error_chain` hold character offsets "
             "into `query`.",
+            "",
+            "## Query naturalness",
+            "",
+            "Core terms must describe the product and each must be phrased as what it is. At ingest, every "
+            "attribute value is judged on the domain's own data (`pqb.builders.source.descriptors`): its "
+            "own parse (instruction verbs, fragments, placeholders are rejected), whether the product's own "
+            "text, other products' text or the domain's reviews attest it (*unattested* otherwise), and "
+            "whether its key carries descriptors (at least half of the key's values pass). The check below "
+            "reads only the published queries and attribute names (`pqb.builders.reports.query_checks`, "
+            "spaCy): a *wrong-kind phrasing* is a core term in a slot built for another kind (an adjective, "
+            "colour, rating or design name after with/offering/featuring/has; an adjective or colour after "
+            "made of/for/by; a fragment anywhere). Perplexity and rated naturalness are not here: they "
+            "need a model or raters (`pqb-build validate`).",
+            "",
+            _naturalness_section(dataset_dir, workdirs) or "- (no rows)",
             "",
             "## Error pairs: dose, locations, evidence",
             "",

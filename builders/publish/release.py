@@ -121,7 +121,9 @@ def core_term_audit(
 ) -> dict[str, Any]:
     """Pairs breaking the core-term promise and error edits touching core-term words, under both proxies."""
     from pqb.builders.reports.release_compare import core_term_proxy
-    from pqb.builders.source.products import select_core_terms
+    from pqb.builders.source.products import descriptor_model, select_core_terms
+
+    model = descriptor_model(meta.values()) if meta else None  # the meta file's own evidence, once
 
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
@@ -131,7 +133,7 @@ def core_term_audit(
         queries = [m["query"] for m in members]
         proxy = sorted(core_term_proxy(queries))
         m = (meta or {}).get(members[0]["asin"])
-        ours = [a.value for a in select_core_terms(m)] if m is not None else []
+        ours = [a.value for a in select_core_terms(m, model=model)] if m is not None else []
         if len(members) >= 2:
             out["pairs"] += 1
             if any(len({count_term(q, w) for q in queries}) > 1 for w in proxy):

@@ -2,5 +2,5 @@
 
 Reads: ``products.parquet`` (targets and core terms), ``sentences.parquet`` (surface habits).
 Writes: ``candidates.parquet``.
-May import: pqb.dataset, pqb.builders.errors, pqb.builders.linalg, pqb.builders.workdir, pqb.builders.seeds.
+May import: pqb.dataset, pqb.builders.errors, pqb.builders.linalg, pqb.builders.workdir, pqb.builders.seeds, pqb.builders.kinds.
 """

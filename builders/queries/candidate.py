@@ -22,11 +22,13 @@ class Candidate:
 
 @dataclass(frozen=True)
 class ProductSpec:
-    """What generation sees of a product: its id, title and the 5 core attributes (name, value)."""
+    """What generation sees of a product: its id, title, the 5 core attributes (name, value) and the kind
+    of each (:data:`pqb.builders.kinds.KINDS`; empty when the products file predates typing)."""
 
     asin: str
     title: str
     core: tuple[tuple[str, str], ...]
+    kinds: tuple[str, ...] = ()
 
     @property
     def core_terms(self) -> list[str]:
@@ -39,7 +41,13 @@ class ProductSpec:
         for a in rec.get("attributes") or []:
             names.setdefault(str(a["value"]).strip().lower(), str(a["name"]))
         core = tuple((names.get(t.strip().lower(), ""), t) for t in rec.get("core_terms") or [])
-        return cls(asin=str(rec["parent_asin"]), title=str(rec.get("title") or ""), core=core)
+        kinds = tuple(str(k) for k in rec.get("core_kinds") or [])
+        return cls(
+            asin=str(rec["parent_asin"]),
+            title=str(rec.get("title") or ""),
+            core=core,
+            kinds=kinds if len(kinds) == len(core) else (),
+        )
 
 
 @runtime_checkable

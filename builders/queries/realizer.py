@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pqb.builders.kinds import KINDS, key_kind
 from pqb.builders.queries.candidate import Candidate, ProductSpec
 from pqb.builders.queries.surface import SurfaceHabits, apply_habits
 from pqb.builders.seeds import derive_seed
@@ -36,57 +37,59 @@ from pqb.dataset.schema import count_term, term_spans
 ROLES: tuple[str, ...] = ("premodifier", "pp", "relative", "coordination", "sentence", "question", "head")
 """Syntactic roles an attribute can take; ``coordination`` marks a role shared with another attribute."""
 
-_KIND_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("brand", ("brand", "manufacturer", "store", "publisher", "author", "label")),
-    ("color", ("color", "colour")),
-    ("platform", ("platform", "compatible", "operating system", "console", "system")),
-    ("material", ("material", "fabric")),
-    ("rating", ("rated", "esrb", "rating")),
-    ("language", ("language",)),
-    ("age", ("age",)),
-    ("size", ("size",)),
-    ("connect", ("connectivity", "connector", "interface")),
-    ("kind", ("type", "style", "form", "edition", "format", "genre", "category", "model name")),
-)
-
 
 def attribute_role(name: str) -> str:
-    """Coarse semantic kind of an attribute from its name; ``feature`` when nothing matches."""
-    low = name.lower()
-    for kind, keys in _KIND_KEYS:
-        if any(k in low for k in keys):
-            return kind
-    return "feature"
+    """The kind of an attribute from its key alone (:func:`pqb.builders.kinds.key_kind`): the fallback
+    for a product without typed core terms (``core_kinds``); a feature is then taken as nominal."""
+    kind = key_kind(name)
+    return "noun_feature" if kind == "feature" else kind
 
 
-# Per kind: prepositional/participial phrases after the head, and verb phrases (3sg verb, base, rest).
+# Frames per kind (docs/design.md §7): what follows the head noun, and verb phrases (3sg verb, base,
+# rest). Adjectives never follow "with"/"featuring"/"has"; nouns never follow "is" bare; materials are
+# "made of", platforms "for", ratings "rated"; a brand is "by"/"from" or a premodifier.
 _PP: dict[str, tuple[str, ...]] = {
     "brand": ("by {v}", "from {v}", "made by {v}"),
-    "color": ("in {v}", "in the color {v}", "colored {v}"),
-    "platform": ("for {v}", "compatible with {v}", "on {v}"),
-    "material": ("made of {v}", "in {v}", "made from {v}"),
-    "rating": ("rated {v}", "with a rating of {v}"),
-    "language": ("in {v}",),
-    "age": ("for {v}", "suitable for {v}"),
+    "color": ("in {v}", "in {v}", "in the color {v}"),
+    "material": ("made of {v}", "made from {v}"),
+    "platform": ("for {v}", "for {v}", "compatible with {v}"),
+    "purpose": ("for {v}",),
+    "connectivity": ("with {v}", "with {v} connectivity"),
+    "style": ("in a {v} style", "with a {v} design"),
     "size": ("in size {v}", "in {v}"),
-    "connect": ("with {v}", "with {v} connectivity", "using {v}"),
-    "kind": ("of the {v} type", "in the {v} style"),
-    "feature": ("with {v}", "featuring {v}", "offering {v}"),
+    "age_rating": ("rated {v}", "rated {v}", "with a {v} rating"),
+    "audience": ("for {v} use",),
+    "language": ("in {v}",),
+    "noun_feature": ("with {v}", "with {v}", "featuring {v}"),
+    "adj_feature": (),
+    "product": (),
 }
 _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "brand": (("is", "be", "made by {v}"), ("comes", "come", "from {v}"), ("is", "be", "by {v}")),
+    "brand": (("is", "be", "made by {v}"), ("comes", "come", "from {v}")),
     "color": (("comes", "come", "in {v}"), ("is", "be", "{v}")),
-    "platform": (("works", "work", "with {v}"), ("runs", "run", "on {v}"), ("is", "be", "for {v}")),
     "material": (("is", "be", "made of {v}"), ("is", "be", "made from {v}")),
-    "rating": (("is", "be", "rated {v}"), ("has", "have", "a rating of {v}")),
-    "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
-    "age": (("is", "be", "for {v}"), ("suits", "suit", "{v}")),
+    "platform": (("works", "work", "with {v}"), ("is", "be", "compatible with {v}"), ("is", "be", "for {v}")),
+    "purpose": (("is", "be", "made for {v}"), ("is", "be", "good for {v}")),
+    "connectivity": (("supports", "support", "{v}"), ("uses", "use", "{v}"), ("has", "have", "{v}")),
+    "style": (("comes", "come", "in a {v} style"), ("has", "have", "a {v} design")),
     "size": (("comes", "come", "in {v}"), ("is", "be", "size {v}")),
-    "connect": (("has", "have", "{v}"), ("supports", "support", "{v}"), ("uses", "use", "{v}")),
-    "kind": (("is", "be", "a {v}"), ("is", "be", "the {v} kind")),
-    "feature": (("has", "have", "{v}"), ("offers", "offer", "{v}"), ("comes", "come", "with {v}")),
+    "age_rating": (("is", "be", "rated {v}"), ("has", "have", "a {v} rating")),
+    "audience": (("is", "be", "for {v} use"), ("is", "be", "made for {v} use")),
+    "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
+    "noun_feature": (("has", "have", "{v}"), ("comes", "come", "with {v}"), ("offers", "offer", "{v}")),
+    "adj_feature": (("is", "be", "{v}"),),
+    "product": (("is", "be", "a {v}"),),
 }
-_PRE_KINDS = frozenset({"brand", "color", "material", "kind", "connect", "platform", "feature", "size"})
+_PRE_ORDER: tuple[str, ...] = (
+    "size", "adj_feature", "style", "color", "audience", "brand", "language", "material", "connectivity",
+    "purpose", "platform",
+)  # fmt: skip
+"""Kinds that can premodify the head noun, in the order English stacks them (qualities, colour, then the
+maker, then the noun modifiers nearest the head: "a wireless black Sony USB controller")."""
+_ANY_PP = frozenset(_PP) - {"brand", "adj_feature", "product"}
+"""Kinds that read naturally in "Any ___?" ("Any in black?", "Any for PC?"; not "Any by Sony?")."""
+MAX_QUESTIONS = 1
+"""Questions per query at most (the main clause counts): no stacked questions (issue 43)."""
 
 OPENERS: dict[str, tuple[str, str, str]] = {
     "looking_for": ("I'm looking for {np}", ".", "any"),
@@ -127,7 +130,7 @@ _SENTENCE = (
 _SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.", "I'd like it {pp}.", "One {pp} if possible.")
 _QUESTION_VP = ("Does it {base}?", "Can it {base}?")
 _QUESTION_BE = ("Is it {rest}?", "Would it be {rest}?")
-_QUESTION_PP = ("Any {pp}?", "Do you have one {pp}?", "Is there one {pp}?", "Maybe one {pp}?")
+_QUESTION_PP = ("Any {pp}?", "Do you have one {pp}?", "Is there one {pp}?")
 _JOIN = (" ", " ", " ", " - ", "; ")
 _AND_ALSO = (", and ", ", and also ", " and ")
 
@@ -147,6 +150,10 @@ class Part:
     value: str
     name: str = ""
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown attribute kind {self.kind!r}; one of {', '.join(KINDS)}")
+
 
 @dataclass
 class Realization:
@@ -163,9 +170,17 @@ def _article(phrase: str) -> str:
     return "an" if low[:1] in "aeiou" else "a"
 
 
+def _plural(value: str) -> bool:
+    """A value whose last word is a plural noun ("Pedals", "Adults"): no "a" before it."""
+    last = value.split()[-1].lower() if value.split() else ""
+    return len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is"))
+
+
 def _fill(template: str, value: str) -> str:
-    """``template`` with ``{v}`` = ``value``, the article before it agreeing ("as an Everyone ...")."""
-    return template.replace("a {v}", f"{_article(value)} {{v}}").format(v=value)
+    """``template`` with ``{v}`` = ``value``, the article before it agreeing ("as an Everyone ..."); a plural
+    value takes none ("is a {v}" -> "is Pedals" would read wrong, so "are" is not needed: "is {v}")."""
+    article = "" if _plural(value) else f"{_article(value)} "
+    return template.replace("a {v}", f"{article}{{v}}").format(v=value)
 
 
 def _join(items: Sequence[str], rng: random.Random) -> str:
@@ -185,6 +200,17 @@ def title_heads(title: str, terms: Sequence[str]) -> list[str]:
         ):
             out.append(noun)
     return out
+
+
+def allowed_roles(p: Part) -> tuple[str, ...]:
+    """The slots a part's kind can fill: premodifier (a short value of a :data:`_PRE_ORDER` kind),
+    post-head phrase (a kind with :data:`_PP` frames), relative clause, follow-up sentence, question."""
+    roles = ["rel", "sent", "q"]
+    if _PP[p.kind]:
+        roles += ["pp", "pp"]
+    if p.kind in _PRE_ORDER and len(p.value.split()) <= 2:
+        roles += ["pre", "pre"]
+    return tuple(roles)
 
 
 class _Composer:
@@ -218,8 +244,10 @@ class _Composer:
             head, self.roles[head_part.value] = head_part.value, {"head"}
         else:
             head = rng.choice([h for h in self.heads if dets != "none" or h not in ("one", "something")])
-        if head == "something":
-            pre, post = [], pre + post  # "a black something" is not English
+        if head == "something":  # "a black something" is not English: qualities follow it
+            rel = rel + [p for p in pre if not _PP[p.kind]]
+            post, pre = post + [p for p in pre if _PP[p.kind]], []
+        pre = sorted(pre, key=lambda p: _PRE_ORDER.index(p.kind))
         words = [p.value for p in pre] + [head]
         self.mark(pre, "premodifier")
         body = " ".join(words)
@@ -227,6 +255,8 @@ class _Composer:
         det = "" if head == "something" else rng.choice(choices)
         if head == "one" and det in ("a", "some"):
             det = "a" if pre else ""  # "a black one", but "one in the Case style": never "a one"
+        if det == "a" and head_part is not None and _plural(head_part.value):
+            det = "some"
         phrase = f"{_article(body) if det == 'a' else det} {body}".strip()
         if post:
             phrase += " " + _join([self.pp(p) for p in post], rng)
@@ -245,7 +275,7 @@ class _Composer:
     def sentence(self, parts: list[Part]) -> str:
         rng = self.rng
         self.mark(parts, "sentence")
-        if len(parts) == 1 and rng.random() < 0.35:
+        if len(parts) == 1 and _PP[parts[0].kind] and rng.random() < 0.35:
             return rng.choice(_SENTENCE_PP).format(pp=self.pp(parts[0]))
         vps = [self.vp(p) for p in parts]
         return rng.choice(_SENTENCE).format(
@@ -255,8 +285,7 @@ class _Composer:
     def question(self, p: Part) -> str:
         rng = self.rng
         self.mark([p], "question")
-        r = rng.random()
-        if r < 0.4:
+        if p.kind in _ANY_PP and rng.random() < 0.4:
             return rng.choice(_QUESTION_PP).format(pp=self.pp(p))
         sg, base, rest = self.vp(p)
         if sg == "is":
@@ -265,29 +294,33 @@ class _Composer:
 
 
 def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()) -> Realization:
-    """One query for ``parts`` (each placed once), with the role each attribute took."""
+    """One query for ``parts`` (each placed once, in a frame its kind fits), with the role each took.
+
+    At most :data:`MAX_QUESTIONS` question per query: a question opener leaves no question follow-up,
+    and a statement takes at most one (issue 43: 21% of queries stacked two or more)."""
     c = _Composer(rng, [*heads, *heads, *_GENERIC_HEADS])
     order = list(parts)
     rng.shuffle(order)
     slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": []}
-    head_part = None
-    kinds = [p for p in order if p.kind == "kind" and len(p.value.split()) <= 2]
-    if kinds and rng.random() < 0.25:
-        head_part = kinds[0]
+    products = [p for p in order if p.kind == "product" and len(p.value.split()) <= 2]
+    head_part = products[0] if products and rng.random() < 0.6 else None
+    opener_key = rng.choice(sorted(OPENERS))
+    template, end, dets = OPENERS[opener_key]
+    questions_left = MAX_QUESTIONS - (end == "?")
     for p in order:
         if p is head_part:
             continue
-        allowed = ["pp", "pp", "rel", "sent", "q"]
-        if p.kind in _PRE_KINDS and len(p.value.split()) <= 2 and len(slots["pre"]) < 2:
-            allowed += ["pre", "pre"]
+        allowed = [r for r in allowed_roles(p) if r != "pre" or len(slots["pre"]) < 2]
+        if questions_left <= 0 or slots["q"]:
+            allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)
     if not (slots["pre"] or slots["pp"] or slots["rel"] or head_part):  # the request must name something
         moved = (slots["sent"] or slots["q"]).pop(0)
-        slots["pp"].append(moved)
-    opener_key = rng.choice(sorted(OPENERS))
-    template, end, dets = OPENERS[opener_key]
-    if slots["pp"] and rng.random() < 0.15:  # fronted prepositional phrase
-        front = slots["pp"].pop(0)
+        slots["pre" if "pre" in allowed_roles(moved) else "rel"].append(moved)
+    fronted = [p for p in slots["pp"] if p.kind not in ("brand", "noun_feature")]
+    if fronted and rng.random() < 0.15:  # a fronted prepositional phrase: "For PC, I need ..."
+        front = fronted[0]
+        slots["pp"].remove(front)
         c.mark([front], "pp")
         opener_key = rng.choice(("fronted_need", "fronted_looking"))
         clause = "I need {np}" if opener_key == "fronted_need" else "I'm looking for {np}"
@@ -339,7 +372,11 @@ class RealizerGenerator:
             return []
         rng = random.Random(derive_seed(seed, product.asin, "realizer"))
         terms = product.core_terms
-        parts = [Part(attribute_role(name), value, name) for name, value in product.core]
+        kinds = product.kinds if len(product.kinds) == len(product.core) else ()
+        parts = [
+            Part(kinds[i] if kinds else attribute_role(name), value, name)
+            for i, (name, value) in enumerate(product.core)
+        ]
         heads = title_heads(product.title, terms)
         out: list[Candidate] = []
         seen: set[str] = set()

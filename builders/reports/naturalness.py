@@ -14,7 +14,8 @@ Measured, on seeded samples of each source (about 200 texts, the issue's protoco
   covers every core-term word (:func:`pqb.builders.reports.release_compare.core_term_proxy`). The
   **pooled perplexity of the tokens inside the spans** says whether the values or their placing drive
   the gap (issue 43: about 1,957 inside, 115 outside).
-* texts with **two or more questions** (``?`` runs) and **distinct first-two-word openings**: stacked
+* texts with **two or more questions** (counted as the card counts them,
+  :func:`~pqb.builders.reports.query_checks.count_questions`) and **distinct first-two-word openings**: stacked
   questions and one frame repeated are what a reader notices first.
 
 Real sentences have no attribute values, so their masked columns are empty, not equal to the unmasked
@@ -24,7 +25,6 @@ changing one's size leaves the others' samples alone.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from pqb.builders.reports.lm_score import CausalLMScorer, TokenScores
+from pqb.builders.reports.query_checks import count_questions, opening
 from pqb.builders.reports.text_sources import (
     REAL_MAX_WORDS,
     REAL_MIN_WORDS,
@@ -130,20 +131,6 @@ def real_sample(sentences: Sequence[str], n: int, seed: int) -> Sample:
 
 # -- text statistics ---------------------------------------------------------------------------------
 
-_QUESTION = re.compile(r"\?+")
-_OPENING = re.compile(r"[A-Za-z0-9']+")
-
-
-def question_count(text: str) -> int:
-    """Questions asked: runs of ``?`` (``"Any? Would it?"`` asks two)."""
-    return len(_QUESTION.findall(text))
-
-
-def opening(text: str) -> str:
-    """The first two words, lower-cased (``"i'm looking"``)."""
-    return " ".join(w.lower() for w in _OPENING.findall(text)[:2])
-
-
 def bootstrap_median(values: Sequence[float], n_boot: int, seed: int) -> dict[str, float | None]:
     """Median with a 95% percentile-bootstrap CI (``None`` fields for an empty input)."""
     v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
@@ -185,7 +172,7 @@ def measure(sample: Sample, scores: Sequence[TokenScores], n_boot: int, seed: in
         )
         out[f"inside_{kind}"] = _pooled(scores, spans, inside=True)
         out[f"outside_{kind}"] = _pooled(scores, spans, inside=False)
-    questions = [question_count(t) for t in sample.texts]
+    questions = [count_questions(t) for t in sample.texts]
     out["two_or_more_questions"] = sum(q >= 2 for q in questions) / len(questions) if questions else None
     out["distinct_openings"] = len({opening(t) for t in sample.texts})
     return out

@@ -5,5 +5,5 @@ Reads: ``<Category>.jsonl[.gz]`` and ``meta_<Category>.jsonl[.gz]`` (local folde
 Writes: ``products.parquet``, ``corpus.parquet``, ``reviews.parquet`` (ingest); ``sentences.parquet``,
 ``users.parquet``, ``links.parquet`` (users).
 May import: pqb.dataset, pqb.builders.errors, pqb.builders.text, pqb.builders.nlp, pqb.builders.parses,
-pqb.builders.executor, pqb.builders.workdir, pqb.builders.seeds.
+pqb.builders.executor, pqb.builders.workdir, pqb.builders.seeds, pqb.builders.kinds.
 """

@@ -3,7 +3,7 @@
 One function, :func:`select_core_terms`, decides a product's attributes everywhere (generation prompt,
 lexical filter, error protection, dataset rows); the authors used two that disagreed (docs/design.md §5).
 
-Core-term priority (our choice, documented because generation quality depends on it):
+Candidate order (our choice, documented because generation quality depends on it):
 
 1. the brand (``details.Brand``, else ``store``, else ``details.Manufacturer``), never comma-split;
 2. informative ``details`` keys in :data:`DETAIL_PRIORITY` order (colour, material, platform, ...);
@@ -16,9 +16,12 @@ Values are normalised (:func:`clean_attribute_value`): parentheticals dropped, t
 is the one value, no digits, <=3 words, not yes/no/placeholder, an ASCII letter, no CJK, >=2 letters
 (2-letter values only when a known acronym). One value per attribute (:data:`KEY_ALIASES` name the same
 attribute across sources; first source wins); two different age ratings in one record cancel each
-other (:func:`_candidates`). A value is used only if the document text contains it
-(:func:`usable_attributes`), and values are de-duplicated case-insensitively. The first
-:data:`N_CORE_TERMS` survivors are the core terms; a product with fewer is not a target.
+other (:func:`_candidates`). A value is a candidate only if the document text contains it
+(:func:`attribute_candidates`). Each candidate is then judged by what the domain's data says about it
+(:class:`~pqb.builders.source.descriptors.DescriptorModel`: its own parse, whether the product's text
+or real users repeat it, whether its key carries descriptors), and a value nested in an earlier
+accepted one is skipped. The first :data:`N_CORE_TERMS` accepted values are the core terms, each typed
+by kind; a product with fewer is not a target.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from pqb.builders.kinds import FEATURE_KEY
+from pqb.builders.source.descriptors import Candidate, DescriptorModel, PhraseCounter
 from pqb.builders.text import SPACE, TAG, unescape_html
 from pqb.dataset.schema import N_CORE_TERMS, count_term, document_string, words
 
@@ -355,8 +360,12 @@ def canonical_key(name: str) -> str:
     return KEY_ALIASES.get(low, low)
 
 
-def _candidates(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> list[tuple[str, str]]:
-    """(attribute name, cleaned value) from the brand, ``details`` and features, one value per attribute.
+def _candidates(
+    meta: Mapping[str, Any], stats: Counter[str] | None = None
+) -> list[tuple[str, str, int | None, bool]]:
+    """(attribute name, cleaned value, feature index, keyed) from the brand, ``details`` and features, one
+    value per attribute; ``feature index`` is the position of the feature line the value came from
+    (``None`` for the brand and ``details``), ``keyed`` whether its name is a real key.
 
     Order: the brand, :data:`DETAIL_PRIORITY` keys, other ``details`` strings, then features (a keyed
     feature "Genre: Sports" is the attribute ``Genre``; an unkeyed one is ``Feature i``). The first
@@ -366,26 +375,26 @@ def _candidates(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> l
     """
     stats = stats if stats is not None else Counter()
     d = _details(meta)
-    raw: list[tuple[str, Any]] = []
+    raw: list[tuple[str, Any, int | None, bool]] = []
     by_lower = {str(k).lower(): k for k in d}
     used = {"brand"}
     for key in DETAIL_PRIORITY:
         real = by_lower.get(key.lower())
         if real is not None:
-            raw.append((str(real), d[real]))
+            raw.append((str(real), d[real], None, True))
             used.add(key.lower())
     for k, v in d.items():
         kl = str(k).lower()
         if kl not in used and kl not in BOILERPLATE_KEYS and isinstance(v, str):
-            raw.append((str(k), v))
+            raw.append((str(k), v, None, True))
     for i, f in enumerate(_str_list(meta.get("features")), 1):
         keyed = split_keyed(f)
-        raw.append(keyed if keyed else (f"Feature {i}", f))
+        raw.append((keyed[0], keyed[1], i - 1, True) if keyed else (f"Feature {i}", f, i - 1, False))
     brand = brand_value(meta)
-    out: list[tuple[str, str]] = [("Brand", brand)] if brand else []
+    out: list[tuple[str, str, int | None, bool]] = [("Brand", brand, None, True)] if brand else []
     seen = {"brand"}
     ratings: set[str] = set()
-    for name, value in raw:
+    for name, value, index, has_key in raw:
         if not _ASCII_LETTER.search(name) or not isinstance(value, str):
             continue
         keyed = split_keyed(value)
@@ -398,39 +407,106 @@ def _candidates(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> l
         if key in seen or cleaned is None:
             continue
         seen.add(key)
-        out.append((name, cleaned))
+        out.append((name, cleaned, index, has_key))
     if len(ratings) > 1:
         stats["rating_conflict"] += 1
-        out = [(n, v) for n, v in out if canonical_key(n) != RATING_KEY]
+        out = [c for c in out if canonical_key(c[0]) != RATING_KEY]
     return out
 
 
-def usable_attributes(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> list[Attribute]:
-    """Every usable attribute of the product, in priority order, each a value its document contains.
+def _free_text(meta: Mapping[str, Any]) -> tuple[str, str, list[str]]:
+    """The product's own words (title, description, feature lines), cleaned: what its seller wrote, as
+    opposed to the ``details`` fields, which are a form filled in."""
+    title = clean_text(meta.get("title"))
+    description = " ".join(clean_text(p) for p in _str_list(meta.get("description")))
+    return title, description, [clean_text(f) for f in _str_list(meta.get("features"))]
+
+
+def own_text(meta: Mapping[str, Any]) -> str:
+    """:func:`_free_text` as one string (lines joined), for the domain's catalogue of seller phrases."""
+    title, description, features = _free_text(meta)
+    return "\n".join([title, description, *features])
+
+
+def attribute_candidates(meta: Mapping[str, Any], stats: Counter[str] | None = None) -> list[Candidate]:
+    """Every attribute value the product offers and its document contains, in priority order, with its
+    key (unkeyed feature lines share :data:`~pqb.builders.kinds.FEATURE_KEY`) and whether
+    the product's own title, description or other features repeat it (``echo``; the ``details`` lines
+    and the value's own feature line do not count).
 
     A value the document text does not contain is skipped (``stats["not_in_document"]``): the query is
     built from the core terms, and a term the target never states measures nothing about retrieval.
-    A value nested in an earlier one, or containing it, as a whole-word phrase ("Sony" beside "Sony
-    Computer Entertainment") is skipped too: no query could then hold each core term exactly once, the
-    lexical-validity rule (:func:`pqb.dataset.schema.count_term` decides what "contains" means).
     Values equal case-insensitively are duplicates (first wins).
     """
     stats = stats if stats is not None else Counter()
     doc = document_text(meta)
-    out: list[Attribute] = []
-    for name, value in _candidates(meta, stats):
-        if any(count_term(value, a.value) or count_term(a.value, value) for a in out):
+    title, description, features = _free_text(meta)
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for name, value, index, has_key in _candidates(meta, stats):
+        if value.lower() in seen:
             continue
         if not count_term(doc, value):
             stats["not_in_document"] += 1
             continue
-        out.append(Attribute(name, value))
+        seen.add(value.lower())
+        own = "\n".join([title, description, *(f for j, f in enumerate(features) if j != index)])
+        key = canonical_key(name) if has_key else FEATURE_KEY
+        out.append(Candidate(name, key, value, bool(count_term(own, value))))
     return out
 
 
-def select_core_terms(meta: Mapping[str, Any], n: int = N_CORE_TERMS) -> list[Attribute]:
+def select_candidates(
+    candidates: Sequence[Candidate], model: DescriptorModel, judged: list[tuple[Candidate, str]] | None = None
+) -> list[Candidate]:
+    """The candidates ``model`` accepts, in order, skipping one nested in (or containing) an earlier
+    accepted value as a whole-word phrase ("Sony" beside "Sony Computer Entertainment"): no query could
+    then hold each core term exactly once, the lexical-validity rule (:func:`pqb.dataset.schema.count_term`
+    decides what "contains" means). Each judgement is appended to ``judged`` when given."""
+    out: list[Candidate] = []
+    for c in candidates:
+        verdict = model.judge(c)
+        if judged is not None:
+            judged.append((c, verdict))
+        if verdict != "ok" or any(count_term(c.value, a.value) or count_term(a.value, c.value) for a in out):
+            continue
+        out.append(c)
+    return out
+
+
+def descriptor_model(metas: Iterable[Mapping[str, Any]], reviews: Iterable[str] = ()) -> DescriptorModel:
+    """The core-term judgement learned on ``metas`` (one domain's records) and its ``reviews``, as the
+    ingest stage learns it (which streams the reviews instead): for a command that reads a meta file
+    on its own (``pqb-build release``), never a record alone."""
+    metas = list(metas)
+    cands = [attribute_candidates(m) for m in metas]
+    values = sorted({c.value for cs in cands for c in cs})
+    voice, catalogue = PhraseCounter(values), PhraseCounter(values)
+    for text in reviews:
+        voice.add(text)
+    for m in metas:
+        catalogue.add(own_text(m))
+    return DescriptorModel.learn(cands, voice, catalogue)
+
+
+def usable_attributes(
+    meta: Mapping[str, Any], stats: Counter[str] | None = None, model: DescriptorModel | None = None
+) -> list[Attribute]:
+    """Every attribute of the product that can be a core term, in priority order (:func:`select_candidates`).
+
+    ``model`` is what the domain's data says about attribute values (:meth:`DescriptorModel.learn` over
+    every product of the domain and its reviews); without one it is learned from this record alone.
+    """
+    cands = attribute_candidates(meta, stats)
+    model = model if model is not None else DescriptorModel.learn([cands])
+    return [Attribute(c.name, c.value) for c in select_candidates(cands, model)]
+
+
+def select_core_terms(
+    meta: Mapping[str, Any], n: int = N_CORE_TERMS, model: DescriptorModel | None = None
+) -> list[Attribute]:
     """The product's core attributes: the first ``n`` usable attributes, or ``[]`` if fewer than ``n``."""
-    attrs = usable_attributes(meta)
+    attrs = usable_attributes(meta, model=model)
     return attrs[:n] if len(attrs) >= n else []
 
 
@@ -442,17 +518,39 @@ def protected_terms(meta: Mapping[str, Any]) -> list[str]:
     return sorted(set(words(text)))
 
 
-def product_row(meta: Mapping[str, Any]) -> dict[str, Any]:
-    """One ``products.parquet`` row (columns: ``PRODUCTS_SCHEMA`` in :mod:`pqb.builders.workdir`)."""
-    core = select_core_terms(meta)
-    attrs = usable_attributes(meta)
+def product_base(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns of a ``products.parquet`` row that do not depend on the core-term judgement."""
     return {
         "parent_asin": meta["parent_asin"],
         "title": clean_text(meta.get("title")),
         "text": document_body(meta),
         "brand": brand_of(meta),
-        "attributes": [{"name": a.name, "value": a.value} for a in (core or attrs[:N_CORE_TERMS])],
-        "core_terms": [a.value for a in core],
         "protected_terms": protected_terms(meta),
+    }
+
+
+def finish_row(
+    base: Mapping[str, Any],
+    candidates: Sequence[Candidate],
+    model: DescriptorModel,
+    judged: list[tuple[Candidate, str]] | None = None,
+) -> dict[str, Any]:
+    """One ``products.parquet`` row (columns: ``PRODUCTS_SCHEMA`` in :mod:`pqb.builders.workdir`): ``base``
+    plus the selected attributes, the core terms and each core term's kind (``core_kinds``)."""
+    chosen = select_candidates(candidates, model, judged)
+    core = chosen[:N_CORE_TERMS] if len(chosen) >= N_CORE_TERMS else []
+    return {
+        **base,
+        "attributes": [{"name": c.name, "value": c.value} for c in (core or chosen[:N_CORE_TERMS])],
+        "core_terms": [c.value for c in core],
+        "core_kinds": [model.kind(c) for c in core],
         "is_target": bool(core),
     }
+
+
+def product_row(meta: Mapping[str, Any], model: DescriptorModel | None = None) -> dict[str, Any]:
+    """One ``products.parquet`` row for a lone record (the ingest stage learns ``model`` over the domain)."""
+    cands = attribute_candidates(meta)
+    return finish_row(
+        product_base(meta), cands, model if model is not None else DescriptorModel.learn([cands])
+    )

@@ -21,7 +21,8 @@ from pqb.builders.errors import EmptyInputError
 from pqb.builders.nlp import installed_spacy_model_id
 from pqb.builders.parses import ParseCache
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
-from pqb.builders.source.products import clean_text, product_row
+from pqb.builders.source.descriptors import ATTESTATION_PER, DescriptorModel, PhraseCounter, rejection_report
+from pqb.builders.source.products import attribute_candidates, clean_text, finish_row, own_text, product_base
 from pqb.builders.source.users import count_splits, link_rows, sentence_rows, users_from_counts
 from pqb.builders.workdir import (
     CORPUS,
@@ -43,6 +44,8 @@ from pqb.builders.workdir import (
 from pqb.dataset.schema import CORPUS_SCHEMA, category_from_domain
 
 STAGE_VERSION = 1
+CORE_TERM_VERSION = 2
+"""Version of the core-term judgement (:mod:`pqb.builders.source.descriptors`); 2: issue 43's rules."""
 INGEST_BATCH = 50_000
 """Reviews per Arrow batch written by ingest: its memory is a batch, not the review file."""
 USERS_CHUNK = 20_000
@@ -63,6 +66,11 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
             "strict": cfg.strict,
             "version": STAGE_VERSION,
             "reader": READER_VERSION,
+            "core_terms": {
+                "version": CORE_TERM_VERSION,
+                "attestation_per": ATTESTATION_PER,
+                "spacy": installed_spacy_model_id(),
+            },
         },
         [PRODUCTS, CORPUS, REVIEWS],
     )
@@ -70,7 +78,6 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         return done
     t0 = time.perf_counter()
     mstats, rstats = ReadStats(), ReadStats()
-    products: dict[str, dict[str, Any]] = {}
     no_title = 0
 
     def titled(meta: Mapping[str, Any]) -> str | None:
@@ -83,12 +90,21 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         raw = meta.get("title")
         return "no title (a product needs one)" if not raw else f"title {raw[:60]!r} is empty after cleaning"
 
+    bases: dict[str, dict[str, Any]] = {}
+    candidates: dict[str, list[Any]] = {}
+    texts: dict[str, str] = {}
     for meta in iter_meta(meta_path, mstats, strict=cfg.strict, usable=titled):
-        products[meta["parent_asin"]] = product_row(meta)
-    prows = [products[a] for a in sorted(products)]
-    targets = {p["parent_asin"] for p in prows if p["is_target"]}
+        bases[meta["parent_asin"]] = product_base(meta)
+        candidates[meta["parent_asin"]] = attribute_candidates(meta)
+        texts[meta["parent_asin"]] = own_text(meta)
+    values = sorted({c.value for cands in candidates.values() for c in cands})
+    voice, catalogue = PhraseCounter(values), PhraseCounter(values)
+    for text in texts.values():  # the catalogue: what the domain's sellers write in free text
+        catalogue.add(text)
+    texts.clear()
     per_user: Counter[str] = Counter()
-    n_reviews = with_meta = of_targets = 0
+    per_product: Counter[str] = Counter()
+    n_reviews = 0
     with ParquetStreamWriter(wd.file(REVIEWS), REVIEWS_SCHEMA) as out:
         batch: list[dict[str, Any]] = []
         for r in iter_reviews(reviews_path, rstats, strict=cfg.strict):
@@ -96,14 +112,21 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
                           "text": r["text"]})  # fmt: skip
             n_reviews += 1
             per_user[r["user_id"]] += 1
-            with_meta += r["parent_asin"] in products
-            of_targets += r["parent_asin"] in targets
+            per_product[r["parent_asin"]] += 1
+            voice.add(r["text"])
             if len(batch) == INGEST_BATCH:
                 out.write_rows(batch)
                 batch = []
         out.write_rows(batch)
         _require_records(rstats, "reviews")
         _require_records(mstats, "metadata")
+    asins = sorted(bases)
+    model = DescriptorModel.learn([candidates[a] for a in asins], voice, catalogue)
+    judged: list[Any] = []
+    prows = [finish_row(bases[a], candidates[a], model, judged) for a in asins]
+    targets = {p["parent_asin"] for p in prows if p["is_target"]}
+    with_meta = sum(n for a, n in per_product.items() if a in bases)
+    of_targets = sum(n for a, n in per_product.items() if a in targets)
     write_parquet(pa.Table.from_pylist(prows, schema=PRODUCTS_SCHEMA), wd.file(PRODUCTS))
     corpus = [{"id": p["parent_asin"], "title": p["title"], "text": p["text"]} for p in prows]
     write_parquet(pa.Table.from_pylist(corpus, schema=CORPUS_SCHEMA), wd.file(CORPUS))
@@ -118,6 +141,7 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         "targets": len(targets),
         "reviews_with_meta": with_meta,
         "reviews_of_targets": of_targets,
+        "core_term_judgement": {**rejection_report(judged), **model.summary()},
         "reviews_read": rstats.as_dict(),
         "meta_read": mstats.as_dict(),
         "seconds": round(time.perf_counter() - t0, 3),
