@@ -134,13 +134,20 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 """What a task name, run tag or domain may look like before it becomes a file or folder name: no
 separator, no leading dot, no ``..``; a YAML ``task: ../../../../tmp/x`` once wrote outside
 ``--output_path``."""
+MAX_NAME_LENGTH = 128
+"""Longest such name: file names add up to ~40 characters around it (``samples_<task>_<timestamp>.jsonl``,
+``robustness_vs_effectiveness_<domain>.svg``) and most file systems stop at 255 bytes; a 301-character
+task name once ran to the end and then failed to write with ``ENAMETOOLONG``, losing the run."""
 
 
 def unsafe_name(name: object) -> str | None:
     """Why ``name`` cannot be a file name component (``None`` when it can)."""
+    if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
+        return f"{name[:40]!r}... ({len(name)} characters) is too long for a file name: at most {MAX_NAME_LENGTH}"
     if not isinstance(name, str) or not SAFE_NAME.fullmatch(name) or ".." in name:
+        shown = repr(name) if len(repr(name)) <= 80 else repr(name)[:77] + "..."
         return (
-            f"{name!r} is not a safe file name: use letters, digits, '.', '_' and '-', "
+            f"{shown} is not a safe file name: use letters, digits, '.', '_' and '-', "
             "starting with a letter or digit, without '..'"
         )
     return None

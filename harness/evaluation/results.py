@@ -31,14 +31,16 @@ from pqb.dataset.rules import SATURATION_HIT, SATURATION_MIN_PAIRS, at_ceiling, 
 from pqb.harness.errors import ResultsSchemaError
 from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
+from pqb.harness.evaluation.integrity import seal, verify
 from pqb.harness.evaluation.task_registry import TaskRegistry
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
 1.2: flat CI numbers (``<m>_ci_lower``/``<m>_ci_upper``), lm-eval model fields, details out of the model folder.
 1.3: error breakdowns by position in the word (``breakdowns/<task>/position``).
 1.4: lm-eval's shape: ``results`` holds metrics and ``<m>_stderr,`` only, groups too; CIs in
-``confidence_intervals``, counts and other non-metric keys in ``task_info``; saturation."""
+``confidence_intervals``, counts and other non-metric keys in ``task_info``; saturation.
+1.5: ``content_digest`` (:mod:`pqb.harness.evaluation.integrity`): readers check it."""
 CI_SUFFIXES = ("_ci_lower", "_ci_upper")
 DETAILS_DIR = "details"
 """``<output_path>/details/<model_sanitized>/``: samples, runs, qrels and checkpoints of each run."""
@@ -507,7 +509,7 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
     path = results_file(output_path, model, stamp)
     folder = details_folder(output_path, model)
     validate_results(results)
-    atomic_write_json(path, results)
+    atomic_write_json(path, seal(results))
     path.chmod(0o644)  # mkstemp creates 0600; results are meant to be shared
     extra: list[Path] = []
     if log_samples:
@@ -638,11 +640,15 @@ def validate_results(obj: Mapping[str, Any]) -> None:
         )
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
-    """Read and validate one results file (raises :class:`ResultsSchemaError` if it is not one)."""
+def load_results(path: str | Path, *, allow_edited: bool = False) -> dict[str, Any]:
+    """Read, validate and verify one results file (raises :class:`ResultsSchemaError` if it is not one,
+    :class:`~pqb.harness.errors.EditedResultsError` if its content disagrees with its digest or with
+    itself, unless ``allow_edited``: :func:`pqb.harness.evaluation.integrity.verify`)."""
     obj = read_json(path)
     validate_results(obj)
-    return flat_results(obj)
+    flat = flat_results(obj)
+    verify(obj, flat, path, allow_edited=allow_edited)
+    return flat
 
 
 # -- summary -----------------------------------------------------------------------------------------------

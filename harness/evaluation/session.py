@@ -30,16 +30,13 @@ from typing import Any
 
 from pqb.harness.errors import DataError, TaskConfigError, UsageError
 from pqb.harness.evaluation import evaluator as ev
+from pqb.harness.evaluation.integrity import MIN_CI_REPLICATES
 from pqb.harness.evaluation.task_registry import TaskConfig, TaskRegistry, split_task_list
 from pqb.harness.retrievers.base import Retriever
 
 OVERWRITE_MODES = ("always", "never", "only-missing")
 """``always``: recompute every task; ``never``: refuse when a results file holds a requested task;
 ``only-missing``: reuse each task whose resume key matches an earlier file's."""
-
-MIN_CI_REPLICATES = 40
-"""ceil(2 / alpha) at alpha = 0.05: below it a percentile CI's bounds are single replicates, not an interval."""
-
 
 def bootstrap_note(n_boot: int | None) -> str | None:
     """The ``note:`` line for a bootstrap of 0 replicates or fewer than :data:`MIN_CI_REPLICATES`.
