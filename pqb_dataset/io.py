@@ -15,7 +15,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def _current_umask() -> int:
@@ -126,6 +126,26 @@ def cache_rebuild_notice(what: str, path: str | os.PathLike[str], why: str) -> N
     import sys
 
     print(f"warning: {what} {path} {why}; rebuilding it", file=sys.stderr)
+
+
+# -- lines of untrusted files ----------------------------------------------------------------------------
+
+MAX_LINE_BYTES = 16 * 2**20
+"""Longest line a JSON-lines reader holds: 16 MiB, hundreds of times the longest real Amazon record (the
+embedded slice's longest metadata line is 19 KB; a review's text is cut at 20,000 characters anyway)."""
+
+
+def capped_lines(f: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
+    """The lines of a binary stream, each held only up to ``max_bytes``: a longer line is read past in
+    1 MiB pieces and yields ``None``, so a compressed bomb (a 6 MB ``.jsonl.gz`` holding one 6 GiB line
+    once took 2.7 GB of memory, then a ``MemoryError``) costs the cap, not the line."""
+    while raw := f.readline(max_bytes + 1):
+        if len(raw) <= max_bytes or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := f.readline(2**20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
 
 
 # -- names that become file names ----------------------------------------------------------------------

@@ -238,3 +238,40 @@ def test_a_reader_whose_card_was_replaced_mid_read_reads_again(tmp_path, monkeyp
     with pytest.raises(DatasetNotFoundError):  # the card did not change: a real absence, not read again
         data.load_config(str(ds), "video_games")
     assert len(calls) == 1
+
+
+# -- row 9: a line is capped before it is held -----------------------------------------------------------------
+
+
+def test_a_compressed_bomb_line_costs_the_cap_not_the_line(tmp_path) -> None:
+    """A 6 MB ``.jsonl.gz`` holding one 6 GiB line was read whole before the 20,000-character text cap:
+    2.7 GB RSS, then a ``MemoryError`` traceback (here 64 MiB, 64 KB compressed: the same path, scaled)."""
+    import gzip
+    import tracemalloc
+
+    from pqb.builders.errors import MalformedLineError
+    from pqb.builders.source.amazon import ReadStats, iter_json_objects
+    from pqb.dataset.io import MAX_LINE_BYTES
+
+    path = tmp_path / "Video_Games.jsonl.gz"
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(b'{"user_id": "u1", "parent_asin": "B1", "text": "fine"}\n{"user_id": "u2", "text": "')
+        for _ in range(64):
+            f.write(b"a" * 2**20)
+        f.write(b'"}\n{"user_id": "u3", "parent_asin": "B1", "text": "good"}\n')
+    stats = ReadStats()
+    tracemalloc.start()
+    try:
+        kept = [obj["user_id"] for _, obj in iter_json_objects(path, stats)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert kept == ["u1", "u3"] and stats.counts["malformed"] == 1
+    assert stats.examples["malformed"] == [
+        f"{path.name}:2: line longer than {MAX_LINE_BYTES} bytes (not read)"
+    ]
+    assert peak < 3 * MAX_LINE_BYTES, (
+        peak
+    )  # gzip's buffers hold the cap twice; once: the whole 64 MiB line and more
+    with pytest.raises(MalformedLineError, match=r"Video_Games\.jsonl\.gz:2: line longer than"):
+        list(iter_json_objects(path, ReadStats(), strict=True))

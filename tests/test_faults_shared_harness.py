@@ -46,7 +46,7 @@ def _edit(path: Path, change, to: Path | None = None, *, unsealed: bool = False)
     obj = json.loads(path.read_text(encoding="utf-8"))
     change(obj)
     if unsealed:
-        obj.pop("content_digest")
+        obj.pop("content_digest", None)
         obj["schema_version"] = "1.4"
     to = to or path
     to.parent.mkdir(parents=True, exist_ok=True)
