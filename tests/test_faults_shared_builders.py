@@ -177,7 +177,7 @@ def test_publish_deletes_only_the_shards_its_previous_card_listed(tmp_path) -> N
 def _harness_loads(ds: Path) -> int:
     """Rows the harness loads for the syntactic task of ``ds`` (raises what `pqb-harness run` would)."""
     from pqb.harness.evaluation.evaluator import load_tasks
-    from pqb.harness.task_registry import TaskRegistry
+    from pqb.harness.evaluation.task_registry import TaskRegistry
 
     cfg = TaskRegistry().tasks["pqb_syntactic_video_games"]
     loaded, skipped = load_tasks([cfg], str(ds))

@@ -262,3 +262,126 @@ def test_the_space_refuses_a_parquet_its_manifest_does_not_describe(
     shutil.copy(path, tmp_path / "alone.parquet")  # no manifest beside it: a note, as for older folders
     app.load_leaderboard(tmp_path / "alone.parquet")
     assert "read unverified" in capsys.readouterr().err
+
+
+# -- row 7: every size that becomes memory has a bound --------------------------------------------------------
+
+
+def _task_yaml(folder: Path, name: str, extra: str) -> Path:
+    template = Path(__file__).parent.parent / "tasks" / "pqb" / "_default_template_yaml"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name[:40]}.yaml"
+    path.write_text(
+        f"include: {template}\ntask: {name}\ndataset_name: video_games\npair_type: error\n{extra}\n"
+    )
+    return path
+
+
+def _run_task(tmp_path: Path, capsys, name: str, extra: str, *args: str) -> tuple[int, str]:
+    from pqb_fixtures import make_tiny_dataset
+
+    if not (tmp_path / "ds").exists():
+        make_tiny_dataset(tmp_path / "ds")
+    _task_yaml(tmp_path / "inc", name, extra)
+    return _run(capsys, "run", "--model", "bm25", "--tasks", name, "--include_path", str(tmp_path / "inc"),
+                "--dataset_path", str(tmp_path / "ds"), "--bootstrap_iters", "0", "--verbosity", "ERROR",
+                "--no-progress", *args)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ("k_values: [1, 10, 1000000000]", "k_values"),
+        ("run_depth: 1000000000", "run_depth"),
+        ("rr_cutoff: 1000000000", "rr_cutoff"),
+        (f"k_values: {list(range(1, 101))}", "k_values"),
+    ],
+    ids=["k", "run_depth", "rr_cutoff", "100_cutoffs"],
+)
+def test_a_cut_off_no_memory_holds_is_one_line_before_loading(
+    tmp_path, capsys, monkeypatch, extra, key
+) -> None:
+    """A task YAML with ``k_values: [1, 10, 1000000000]`` or a huge ``run_depth``/``rr_cutoff`` passed the
+    range checks, then a ``MemoryError`` traceback after loading."""
+    import pqb.harness.evaluation.evaluator as ev
+
+    monkeypatch.setattr(ev, "load_tasks", lambda *a, **k: pytest.fail("the data was loaded"))
+    code, err = _run_task(tmp_path, capsys, "big", extra, "--output_path", str(tmp_path / "out"))
+    assert code == 2
+    _one_error_line(err, f"{key} must", "at most 100,000")
+
+
+def test_a_depth_past_the_corpus_ranks_the_corpus_not_the_depth(tmp_path, capsys) -> None:
+    """At the cap, K, run_depth and rr_cutoff past the tiny corpus (36 documents) keep its 36 a query."""
+    from pqb_fixtures import make_tiny_dataset
+
+    from pqb.harness.evaluation.evaluator import Ranker, load_tasks
+    from pqb.harness.evaluation.task_registry import TaskRegistry
+    from pqb.harness.retrievers.lexical.bm25 import BM25Retriever
+
+    extra = "k_values: [1, 10, 100000]\nrun_depth: 100000\nrr_cutoff: 100000"
+    code, err = _run_task(
+        tmp_path, capsys, "deep", extra, "--output_path", str(tmp_path / "out"), "--log_samples"
+    )
+    assert code == 0, err
+    [trec] = (tmp_path / "out" / "details" / "bm25").glob("run_deep_*.trec")
+    per_query: dict[str, int] = {}
+    for line in trec.read_text().splitlines():
+        per_query[line.split()[0]] = per_query.get(line.split()[0], 0) + 1
+    cfg = TaskRegistry([tmp_path / "inc"]).tasks["deep"]
+    data = load_tasks([cfg], str(make_tiny_dataset(tmp_path / "ds")))[0]["deep"]
+    assert max(per_query.values()) == len(data.corpus.ids) == 36
+    ranker = Ranker(BM25Retriever(), depth=100_000, cutoff=100_000, use_cache=False)
+    entries = ranker.rank(data.corpus, [(data.pairs.queries[0], data.pairs.targets[0])])
+    assert {len(e.top_idx) for e in entries.values()} == {36}  # once: 100,000 slots a query
+
+
+# -- row 8: a name too long for a file ---------------------------------------------------------------------------
+
+
+def test_a_task_name_too_long_for_a_file_name_is_one_line_before_any_work(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    """A 301-character task name with ``--log_samples`` was evaluated, then an ``ENAMETOOLONG`` traceback;
+    nothing was written."""
+    import pqb.harness.evaluation.evaluator as ev
+
+    monkeypatch.setattr(ev, "load_tasks", lambda *a, **k: pytest.fail("the data was loaded"))
+    code, err = _run_task(
+        tmp_path, capsys, "t" * 301, "", "--output_path", str(tmp_path / "out"), "--log_samples"
+    )
+    assert code == 2
+    _one_error_line(err, "(301 characters) is too long for a file name: at most 128")
+
+
+def test_a_run_tag_too_long_for_a_folder_name_is_one_line(tmp_path, capsys) -> None:
+    from pqb_fixtures import make_tiny_dataset
+
+    run = tmp_path / "long.trec"
+    run.write_text(f"q1 Q0 d1 1 1.0 {'x' * 200}\n")
+    code, err = _run(capsys, "score", "--run", str(run), "--tasks", ERR, "--dataset_path",
+                     str(make_tiny_dataset(tmp_path / "ds")), "--output_path", str(tmp_path / "out"))  # fmt: skip
+    assert code == 2
+    _one_error_line(err, "is too long", "--name")
+
+
+# -- row 10: --output_path x.json, as in lm-eval --------------------------------------------------------------------
+
+
+def test_output_path_naming_a_file_works_on_every_run(tmp_path, capsys) -> None:
+    """`--output_path out.json` (the README's lm-eval habit), run twice: the second run was refused, "is not a
+    folder"."""
+    from pqb.harness.evaluation.results import load_results
+
+    out = tmp_path / "out.json"
+    for _ in range(2):
+        code, err = _run_task(tmp_path, capsys, "named", "", "--output_path", str(out))
+        assert code == 0, err
+        assert "named" in load_results(out)["results"]
+    code, err = _run_task(tmp_path, capsys, "named", "", "--output_path", str(out), "--overwrite", "never")
+    assert code == 2  # never: the named file is an earlier result too
+    _one_error_line(err, "already exists")
+    (tmp_path / "dir.json").mkdir()
+    code, err = _run_task(tmp_path, capsys, "named", "", "--output_path", str(tmp_path / "dir.json"))
+    assert code == 2
+    _one_error_line(err, "is a folder")

@@ -335,18 +335,22 @@ class Ranker:
         pos = [i for i, t in enumerate(texts) for _ in by_text[t]]
         tgt_ids = [tgt for t in texts for tgt in by_text[t]]
         tgt_idx = target_indices(corpus, tgt_ids)
-        ranked = self.retriever.rank(texts, np.asarray(pos, dtype=np.int64), tgt_idx, k=self.depth,
-                                     cutoff=self.cutoff)  # fmt: skip
+        # no list is longer than the corpus: a task's K, run_depth or rr_cutoff past it (up to the YAML's
+        # cap) ranks the whole corpus, it does not allocate the depth asked for (issue 45: MemoryError)
+        depth = min(self.depth, len(corpus))
+        cutoff = None if self.cutoff is None else min(self.cutoff, len(corpus))
+        ranked = self.retriever.rank(texts, np.asarray(pos, dtype=np.int64), tgt_idx, k=depth,
+                                     cutoff=cutoff)  # fmt: skip
         if ranked is not None:
             ranks, ties, top = ranked.ranks, ranked.ties, ranked.top
         elif self.retriever.full_scoring:  # the chunk is bounded by MAX_SCORE_CELLS
             scores = self.retriever.score(texts)
-            top = topk_stable(scores, self.depth)
-            ranks, ties = apply_cutoff(*target_ranks(scores[pos], tgt_idx), self.cutoff)
+            top = topk_stable(scores, depth)
+            ranks, ties = apply_cutoff(*target_ranks(scores[pos], tgt_idx), cutoff)
         else:
-            top = self.retriever.search(texts, self.depth)
+            top = self.retriever.search(texts, depth)
             ranks, ties = apply_cutoff(
-                ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), bool), self.cutoff
+                ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), bool), cutoff
             )
         return {
             (texts[p], tgt_ids[j]): RankEntry(float(ranks[j]), bool(ties[j]), top.indices[p], top.scores[p])

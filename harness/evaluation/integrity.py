@@ -53,6 +53,9 @@ MIN_CI_REPLICATES = 40
 (and need not hold the estimate)."""
 CI_TOLERANCE = 1e-9
 PART_HEX = 16
+CI_SUFFIXES = ("_ci_lower", "_ci_upper")
+"""A metric's CI in the flat view (:func:`pqb.harness.evaluation.results.flat_results`): ``<m>_ci_lower``,
+``<m>_ci_upper``."""
 Problem = tuple[str, str] | None
 """``(first disagreeing key, why)``, or ``None`` when a check finds nothing."""
 
@@ -139,6 +142,12 @@ def _replicates(flat: Mapping[str, Any], task: str) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
+def is_ratio(metric: str) -> bool:
+    """``flip@K_ratio``: tables print it as a ratio, every other metric (a fraction) ×100; its percentile
+    interval need not hold the ratio of the means, so :func:`ci_problem` leaves it out."""
+    return metric.endswith("_ratio")
+
+
 def _number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -146,8 +155,6 @@ def _number(v: Any) -> bool:
 def ci_problem(flat: Mapping[str, Any]) -> Problem:
     """The first stored estimate outside its stored CI (``results/<task>/<metric>``), in a run of at least
     :data:`MIN_CI_REPLICATES` replicates (a group: every member's)."""
-    from pqb.harness.evaluation.results import CI_SUFFIXES, is_ratio
-
     for section in ("results", "groups"):
         for name, entry in sorted((flat.get(section) or {}).items()):
             members = (flat.get("group_subtasks") or {}).get(name, []) if section == "groups" else [name]
