@@ -275,3 +275,78 @@ def test_a_compressed_bomb_line_costs_the_cap_not_the_line(tmp_path) -> None:
     )  # gzip's buffers hold the cap twice; once: the whole 64 MiB line and more
     with pytest.raises(MalformedLineError, match=r"Video_Games\.jsonl\.gz:2: line longer than"):
         list(iter_json_objects(path, ReadStats(), strict=True))
+
+
+# -- the concurrency check: two differently configured builds on one work dir, five times ---------------------
+
+_BUILD = """
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from pqb.builders.config import EMBEDDED_DEFAULT, EncoderConfig
+from pqb.builders.errors import FolderBusyError
+from pqb.builders.pipeline import build
+
+distance, work, dataset = sys.argv[1:]
+d = EMBEDDED_DEFAULT  # made cheap (10 candidates a product, a 2-epoch encoder), real data all the same
+config = replace(d, n_candidates=10, encoder=EncoderConfig(epochs=2), pair=replace(d.pair, distance=distance))
+try:
+    build(["video_games"], work=Path(work), dataset_dir=Path(dataset), config=config, progress=False)
+except FolderBusyError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+def self_consistent(dataset: Path, distance: str) -> list[str]:
+    """Why a published folder does not describe itself (``[]`` when it does): ``pqb-build check``'s rules,
+    each shard's content-addressed name (the card's digests) against its sha256, and the card's provenance
+    (the pair stage's distance and row count) against the build that wrote the folder and its rows."""
+    import re
+
+    import pyarrow.parquet as pq
+
+    from pqb.builders.publish.tables import check_dataset
+
+    problems = [] if (report := check_dataset(dataset)).ok else [report.summary(max_lines=3)]
+    for config, paths in card_data_files(dataset).items():
+        for rel in paths:
+            m = re.search(r"-([0-9a-f]{16})\.parquet$", rel)
+            if not (dataset / rel).is_file() or (m and sha256_file(dataset / rel)[:16] != m.group(1)):
+                problems.append(f"{config}: the card's {rel} is not that file")
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    provenance = json.loads(card.split("```json\n", 1)[1].split("\n```", 1)[0])
+    pair = provenance["domains"]["video_games"]["stages"]["pair"]
+    if {provenance["build"]["config"]["pair"]["distance"], pair["config"]["distance"]} != {distance}:
+        problems.append(f"built with {distance}, the card says {pair['config']['distance']}")
+    if pair["stats"]["rows"] != pq.read_metadata(config_path(dataset, "video_games")).num_rows:
+        problems.append(f"the card's pair stage made {pair['stats']['rows']} rows, the shard holds others")
+    return problems
+
+
+@pytest.mark.slow
+def test_two_builds_with_other_settings_on_one_work_dir_never_mix(tmp_path) -> None:
+    """Two `pqb-build all` on one work dir, the default and `--distance bhattacharyya`, both exited 0, and one
+    dataset shipped the default build's 210 rows under a card that said bhattacharyya (1 of 2 attempts). Five
+    times: one stops at once naming the other, or both datasets describe themselves."""
+    from pqb.dataset import settings
+
+    if not (settings.PQB_AMAZON_DIR / "Video_Games.jsonl").is_file():
+        pytest.skip("needs the embedded slice (PQB_AMAZON_DIR)")
+    outcomes = []
+    for i in range(5):
+        argv = {d: [sys.executable, "-c", _BUILD, d, str(tmp_path / "work"), str(tmp_path / f"{d}{i}")]
+                for d in ("sym_kl", "bhattacharyya")}  # fmt: skip
+        procs = {d: subprocess.Popen(a, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for d, a in argv.items()}  # fmt: skip
+        ends = {d: (p.wait(timeout=3600), p.stderr.read()) for d, p in procs.items()}
+        assert all(code in (0, 1) for code, _ in ends.values()), ends
+        for distance, (code, err) in ends.items():
+            if code == 1:  # refused at once, naming the writer: nothing of its own was published
+                assert "is being written by pid" in err and "one writer per folder" in err, err
+                assert not (tmp_path / f"{distance}{i}" / "README.md").exists()
+            else:
+                assert self_consistent(tmp_path / f"{distance}{i}", distance) == [], distance
+        outcomes.append(sorted(d for d, (code, _) in ends.items() if code == 0))
+    assert all(outcomes), outcomes  # every time at least one build published
