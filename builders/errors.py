@@ -65,6 +65,11 @@ class HubPushError(ResourceUnavailableError, RuntimeError):
     """The Hub push cannot run here (offline, unreachable, refused): the local dataset is unchanged."""
 
 
+class FolderBusyError(ResourceUnavailableError):
+    """Another process holds the folder's writer lock (:func:`pqb.builders.workdir.writer_lock`): the message
+    names its pid and command."""
+
+
 class SourceUnavailableError(ResourceUnavailableError):
     """A Hub file cannot be fetched (offline, unknown repo or revision) and is not in the local cache."""
 

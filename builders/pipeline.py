@@ -34,7 +34,7 @@ from pqb.builders.queries.generate import run_generate
 from pqb.builders.source.amazon import read_summary
 from pqb.builders.source.stage import run_ingest, run_users
 from pqb.builders.syntax.stage import run_profiles
-from pqb.builders.workdir import WorkDir
+from pqb.builders.workdir import WorkDir, writer_lock
 from pqb.builders.writing_errors.profiles import run_errors
 from pqb.dataset import settings
 from pqb.dataset.progress import enabled as progress_enabled
@@ -162,25 +162,27 @@ def build(
 
         typos_path()
     progress = progress and progress_enabled()
-    with progress_bars(progress):
-        cfg = replace(config, source=source, strict=strict, executor=executor)
-        results = [build_domain(d, Path(work), cfg, force=force, log=log) for d in domains]
-    built = [WorkDir(Path(work), r.domain) for r in results if r.rows]
-    info = _portable({"seed": config.seed, "config": config.as_dict(), "source": str(source or "PQB_AMAZON_DIR")})
-    if built and not publish:  # a later `pqb-build publish` of these work dirs writes the same card
-        record_build_info(built, info)
-    if publish:  # a domain that yields no pairs now loses its configs of an earlier build
-        t1 = time.perf_counter()
-        skipped = [r.domain for r in results if not r.rows]
-        target = dataset_dir or settings.default_dataset_dir()
-        counts = publish_dataset(built, target, build_info=info, withdraw=skipped)
-        for r in results:
-            mine = {k: v for k, v in counts.items() if config_kind(k)[0] == r.domain}
-            if r.rows:
-                r.stats["publish"] = mine
-                r.seconds["publish"] = round(time.perf_counter() - t1, 1)
-            elif mine:
-                r.note += f"; its {len(mine)} configs from an earlier build were removed from {target}"
+    target = Path(dataset_dir or settings.default_dataset_dir())
+    # one writer per work dir and dataset folder, for the whole build: a second build stops at once
+    with writer_lock(*(Path(work) / d for d in domains), *([target] if publish else [])):
+        with progress_bars(progress):
+            cfg = replace(config, source=source, strict=strict, executor=executor)
+            results = [build_domain(d, Path(work), cfg, force=force, log=log) for d in domains]
+        built = [WorkDir(Path(work), r.domain) for r in results if r.rows]
+        info = _portable({"seed": config.seed, "config": config.as_dict(), "source": str(source or "PQB_AMAZON_DIR")})
+        if built and not publish:  # a later `pqb-build publish` of these work dirs writes the same card
+            record_build_info(built, info)
+        if publish:  # a domain that yields no pairs now loses its configs of an earlier build
+            t1 = time.perf_counter()
+            skipped = [r.domain for r in results if not r.rows]
+            counts = publish_dataset(built, target, build_info=info, withdraw=skipped)
+            for r in results:
+                mine = {k: v for k, v in counts.items() if config_kind(k)[0] == r.domain}
+                if r.rows:
+                    r.stats["publish"] = mine
+                    r.seconds["publish"] = round(time.perf_counter() - t1, 1)
+                elif mine:
+                    r.note += f"; its {len(mine)} configs from an earlier build were removed from {target}"
     print(summary(results, time.perf_counter() - t0), file=log)
     return results
 

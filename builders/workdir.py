@@ -10,11 +10,17 @@ current one and every output has the sha256 the manifest recorded, so ``pqb-buil
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import functools
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
+import shlex
+import socket
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -26,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pqb.builders.errors import CorruptFileError, UsageError
+from pqb.builders.errors import CorruptFileError, FolderBusyError, UsageError
 from pqb.dataset.environment import numeric_environment
 from pqb.dataset.io import atomic_path, atomic_write_json, sha256_file, stable_hash, unsafe_name
 from pqb.dataset.schema import ATTRIBUTE_TYPE
@@ -213,6 +219,96 @@ def iter_rows(path: Path, columns: Sequence[str], rows: np.ndarray, chunk: int) 
             buf, held = [rest], rest.num_rows
     if len(rows) and rows[-1] >= start:
         raise IndexError(f"{path}: row {int(rows[-1])} is past its {start} rows")
+
+
+# -- one writer per folder ------------------------------------------------------------------------------
+
+LOCK_FILE = ".pqb-writer.lock"
+"""The advisory lock file of a folder a build writes (a domain's work dir, a dataset folder): while a
+writer runs it holds an exclusive ``flock`` on it and the file says who (pid, command, start); a writer
+that ends normally empties it, so a record left behind names a writer that was killed."""
+_HELD: dict[Path, list[int]] = {}
+"""Folders whose lock this process holds: resolved path -> [file descriptor, depth]."""
+
+
+def _holder(fd: int) -> dict[str, Any]:
+    """The record in a lock file (``{}`` when empty or unreadable: a writer between its lock and its record)."""
+    try:
+        raw = os.pread(fd, 4096, 0)
+        record = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _describe(record: Mapping[str, Any]) -> str:
+    if not record:
+        return "another process (it has just started and not yet said which)"
+    return (f"pid {record.get('pid')} (`{record.get('command', '?')}`, since {record.get('started', '?')} on "
+            f"{record.get('host', '?')})")  # fmt: skip
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """One folder of :func:`writer_lock`."""
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    key = folder.resolve()
+    if key in _HELD:  # this process holds it already (``build`` -> ``publish``): one writer still
+        _HELD[key][1] += 1
+        try:
+            yield
+        finally:
+            _HELD[key][1] -= 1
+        return
+    fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        record = _holder(fd)
+        os.close(fd)
+        if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+            raise
+        raise FolderBusyError(
+            f"{folder} is being written by {_describe(record)}: one writer per folder; wait for it to end "
+            "(or stop it) and run again, or write elsewhere (another --workdir or --dataset)"
+        ) from None
+    try:
+        if stale := _holder(fd):  # its writer was killed: the kernel released the lock, the record stayed
+            print(f"note: {folder}: taking over the writer lock left by {_describe(stale)}, which ended "
+                  "without releasing it (killed); what it wrote is checked as usual", file=sys.stderr)  # fmt: skip
+        record = {"pid": os.getpid(), "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]])[:300],
+                  "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": socket.gethostname()}  # fmt: skip
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(record).encode("utf-8"), 0)
+        _HELD[key] = [fd, 1]
+        yield
+    finally:
+        _HELD.pop(key, None)
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)  # a normal end leaves no record: a record means a killed writer
+        if created and [p.name for p in key.iterdir()] == [LOCK_FILE]:  # a refused command leaves no folder
+            with contextlib.suppress(OSError):
+                (key / LOCK_FILE).unlink()
+                key.rmdir()
+        fcntl.flock(fd, fcntl.LOCK_UN)  # now, though forked workers still hold a copy of the descriptor
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def writer_lock(*folders: Path | str) -> Iterator[None]:
+    """Hold the writer lock of every folder for the block, or raise :class:`FolderBusyError` at once
+    (naming the holder's pid and command) when another process holds one of them.
+
+    Why: two ``pqb-build all`` with different settings on one work dir both exited 0, and one dataset
+    shipped the other build's rows under its own card (issue 45). The lock is an advisory ``flock``:
+    the kernel releases it when its process dies, so a killed writer never blocks the next one (its
+    left-over record is noted). Re-entrant within a process; folders are taken in sorted order.
+    """
+    with contextlib.ExitStack() as stack:
+        for folder in sorted({Path(f).absolute() for f in folders}):
+            stack.enter_context(_folder_lock(folder))
+        yield
 
 
 def code_roots() -> dict[str, Path]:

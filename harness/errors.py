@@ -132,6 +132,12 @@ class ResultsSchemaError(PQBHarnessError, ValueError):
     exit_code = 1
 
 
+class EditedResultsError(ResultsSchemaError):
+    """A results file whose content disagrees with its digest or with itself (an estimate outside its CI,
+    a one-domain group unlike its task, metrics its stored ranks do not give); ``--allow-edited`` reads it
+    with a note instead (:mod:`pqb.harness.evaluation.integrity`)."""
+
+
 class PublishError(PQBHarnessError, RuntimeError):
     """Pushing results to the Hub failed (network, token, permissions); the local files are kept."""
 

@@ -14,6 +14,11 @@ Where the parquet comes from, first match wins:
 None of them: :class:`LeaderboardNotFoundError`, one line naming the variables and the command that
 writes the file (the Space prints it and exits 1).
 
+The parquet must be the one ``pqb-harness leaderboard`` wrote: its sha256 must equal the one its
+``manifest.json`` (beside it, or ``leaderboard/manifest.json`` in the results repo) records, else
+:class:`EditedLeaderboardError` (one line; ``PQB_ALLOW_EDITED=1`` reads it with a note). A parquet without
+a manifest, or a manifest written before it recorded digests, is read with a note.
+
 The table shows each metric as one text cell, ``12.34 [10.00, 15.00]`` (%, two decimals, its 95%
 clustered-bootstrap CI in brackets), ``ˢ`` after a value measured where the task is saturated at that K
 (the value cannot show robustness there, and the row is never ranked most robust for it), and the number
@@ -22,6 +27,8 @@ of pairs ``n`` the robustness metrics average over.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -43,6 +50,57 @@ AVERAGE = "average"
 
 class LeaderboardNotFoundError(FileNotFoundError):
     """No leaderboard parquet could be found; the message says which variables to set."""
+
+
+class EditedLeaderboardError(ValueError):
+    """The parquet is not the one its manifest records (edited after ``pqb-harness leaderboard`` wrote it)."""
+
+
+MANIFEST = "manifest.json"
+
+
+def manifest_path(parquet: Path) -> Path | None:
+    """The manifest that describes ``parquet``: beside it, else (``PQB_RESULTS_REPO``) the repo's copy."""
+    beside = Path(parquet).with_name(MANIFEST)
+    if beside.is_file():
+        return beside
+    repo = os.environ.get("PQB_RESULTS_REPO")
+    if repo and not os.environ.get("PQB_LEADERBOARD_PARQUET"):
+        from huggingface_hub import hf_hub_download
+
+        try:
+            return Path(hf_hub_download(repo, f"leaderboard/{MANIFEST}", repo_type="dataset"))
+        except (OSError, ValueError):  # an older repo without one: read unverified, with a note
+            return None
+    return None
+
+
+def verify_parquet(path: Path) -> None:
+    """Check ``path`` against the sha256 its manifest records (see the module docstring)."""
+    manifest = manifest_path(path)
+    recorded = None
+    if manifest is not None:
+        try:
+            digests = json.loads(manifest.read_text(encoding="utf-8")).get("sha256") or {}
+            recorded = digests.get(Path(path).name)
+        except (OSError, ValueError, AttributeError):
+            recorded = None
+    if recorded is None:
+        print(f"note: {path}: no manifest records its sha256 (written before digests were recorded, or copied "
+              "alone): read unverified", file=sys.stderr)  # fmt: skip
+        return
+    actual = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    if actual == recorded:
+        return
+    why = f"{path}: its sha256 {actual[:16]}... is not the {recorded[:16]}... its manifest {manifest} records"
+    if os.environ.get("PQB_ALLOW_EDITED") == "1":
+        print(f"note: {why}; read anyway (PQB_ALLOW_EDITED=1): its numbers are not the ones the leaderboard wrote",
+              file=sys.stderr)  # fmt: skip
+        return
+    raise EditedLeaderboardError(
+        f"{why}: it was edited after `pqb-harness leaderboard` wrote it; write it again, or set PQB_ALLOW_EDITED=1 "
+        "to read it anyway"
+    )
 
 
 def parquet_path() -> Path:
@@ -72,6 +130,7 @@ def load_leaderboard(path: Path | None = None) -> pd.DataFrame:
             f"leaderboard parquet {str(path)!r} does not exist; write it with "
             "`pqb-harness leaderboard <results dir> --out <folder>` or fix PQB_LEADERBOARD_PARQUET"
         )
+    verify_parquet(path)
     frame = pd.read_parquet(path)
     if "selected" in frame:
         frame = frame[frame["selected"].astype(bool)]
@@ -157,6 +216,6 @@ def build_demo(frame: pd.DataFrame | None = None) -> Any:
 if __name__ == "__main__":  # pragma: no cover
     try:
         app = build_demo()
-    except (LeaderboardNotFoundError, ImportError) as exc:
+    except (LeaderboardNotFoundError, EditedLeaderboardError, ImportError) as exc:
         sys.exit(f"error: {exc}")
     app.launch()

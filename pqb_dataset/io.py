@@ -15,7 +15,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def _current_umask() -> int:
@@ -128,19 +128,46 @@ def cache_rebuild_notice(what: str, path: str | os.PathLike[str], why: str) -> N
     print(f"warning: {what} {path} {why}; rebuilding it", file=sys.stderr)
 
 
+# -- lines of untrusted files ----------------------------------------------------------------------------
+
+MAX_LINE_BYTES = 16 * 2**20
+"""Longest line a JSON-lines reader holds: 16 MiB, hundreds of times the longest real Amazon record (the
+embedded slice's longest metadata line is 19 KB; a review's text is cut at 20,000 characters anyway)."""
+
+
+def capped_lines(f: BinaryIO, max_bytes: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
+    """The lines of a binary stream, each held only up to ``max_bytes``: a longer line is read past in
+    1 MiB pieces and yields ``None``, so a compressed bomb (a 6 MB ``.jsonl.gz`` holding one 6 GiB line
+    once took 2.7 GB of memory, then a ``MemoryError``) costs the cap, not the line."""
+    while raw := f.readline(max_bytes + 1):
+        if len(raw) <= max_bytes or raw.endswith(b"\n"):
+            yield raw
+            continue
+        while (rest := f.readline(2**20)) and not rest.endswith(b"\n"):
+            pass
+        yield None
+
+
 # -- names that become file names ----------------------------------------------------------------------
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 """What a task name, run tag or domain may look like before it becomes a file or folder name: no
 separator, no leading dot, no ``..``; a YAML ``task: ../../../../tmp/x`` once wrote outside
 ``--output_path``."""
+MAX_NAME_LENGTH = 128
+"""Longest such name: file names add up to ~40 characters around it (``samples_<task>_<timestamp>.jsonl``,
+``robustness_vs_effectiveness_<domain>.svg``) and most file systems stop at 255 bytes; a 301-character
+task name once ran to the end and then failed to write with ``ENAMETOOLONG``, losing the run."""
 
 
 def unsafe_name(name: object) -> str | None:
     """Why ``name`` cannot be a file name component (``None`` when it can)."""
+    if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
+        return f"{name[:40]!r}... ({len(name)} characters) is too long for a file name: at most {MAX_NAME_LENGTH}"
     if not isinstance(name, str) or not SAFE_NAME.fullmatch(name) or ".." in name:
+        shown = repr(name) if len(repr(name)) <= 80 else repr(name)[:77] + "..."
         return (
-            f"{name!r} is not a safe file name: use letters, digits, '.', '_' and '-', "
+            f"{shown} is not a safe file name: use letters, digits, '.', '_' and '-', "
             "starting with a letter or digit, without '..'"
         )
     return None

@@ -16,6 +16,7 @@ from test_builders_publish import build_workdir
 
 from pqb.builders import pipeline
 from pqb.builders.errors import UsageError
+from pqb.builders.publish.card import declare_local_configs
 from pqb.builders.publish.layout import published_configs
 from pqb.builders.publish.tables import publish, write_config
 from pqb.builders.workdir import WorkDir, read_parquet
@@ -71,6 +72,7 @@ def test_publish_refuses_a_folder_holding_another_built_domain(tmp_path: Path) -
     ds = _published(tmp_path)
     for kind in ("", "-corpus", "-queries", "-qrels", "-users"):  # toys, as an earlier `pqb-build all` left it
         shutil.copytree(ds / "data" / f"video_games{kind}", ds / "data" / f"toys{kind}")
+    declare_local_configs(ds)  # ... and its card listed it (withdraw deletes only what the card listed)
     card = (ds / "README.md").read_bytes()
     wd = WorkDir(tmp_path / "work", "video_games")
     with pytest.raises(UsageError, match=r"already holds the built domain\(s\) toys"):

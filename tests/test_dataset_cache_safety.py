@@ -100,5 +100,7 @@ def test_two_shards_in_one_config_folder_are_reported(tmp_path: Path) -> None:
     folder = _build(tmp_path, 3)
     shard = config_path(folder, "video_games-corpus")
     shard.with_name("test-00000-of-00001-0000000000000000.parquet").write_bytes(shard.read_bytes())
+    assert config_path(folder, "video_games-corpus") == shard  # the card's, as while a publish commits
+    (folder / "README.md").unlink()
     with pytest.raises(SchemaViolationError, match="holds 2 shards"):
         config_path(folder, "video_games-corpus")

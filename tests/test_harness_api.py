@@ -18,7 +18,7 @@ import pqb.harness as ph
 from pqb.harness.cli import main
 
 TASKS = ["pqb_syntactic_video_games", "pqb_error_video_games"]
-TIMING = ("date", "total_evaluation_time_seconds")
+TIMING = ("date", "total_evaluation_time_seconds", "content_digest")  # the digest covers the timings too
 REGISTERED = "word-overlap-test"  # the README example registers "word-overlap"
 
 

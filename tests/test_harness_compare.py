@@ -157,7 +157,9 @@ def test_compare_refuses_different_task_settings(two_runs, tmp_path, capsys):
     raw["configs"]["pqb_error_video_games"]["k_values"] = [1, 10, 1000]
     edited = tmp_path / "b.json"
     edited.write_text(json.dumps(raw))
-    assert main(["compare", str(two_runs[0]), str(edited), "--bootstrap_iters", "5", "--permutations", "5"]) == 1
+    argv = ["compare", str(two_runs[0]), str(edited), "--bootstrap_iters", "5", "--permutations", "5"]
+    assert main(argv) == 1 and "refusing an edited results file" in capsys.readouterr().err  # its digest
+    assert main([*argv, "--allow-edited"]) == 1  # read anyway (as a run made with that YAML would be)
     assert "different task settings" in capsys.readouterr().err
 
 

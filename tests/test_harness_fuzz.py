@@ -100,7 +100,8 @@ def results_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 def _pinned(obj: Any, tmp: str) -> bytes:
     """The results file with what differs between runs and machines (dates, timings, paths, the git hash,
     the numeric environment) set to fixed values, so the derandomized fuzzers see the same bytes
-    everywhere; it still passes the schema."""
+    everywhere; it still passes the schema, and is sealed again (its content digest: a valid file)."""
+    from pqb.harness.evaluation.integrity import seal
     from pqb.harness.evaluation.results import validate_results
 
     def walk(x: Any) -> Any:
@@ -115,7 +116,7 @@ def _pinned(obj: Any, tmp: str) -> bytes:
     env = obj["config"]["numeric_environment"]
     env.update(cpu_count=1, processor="", threadpools=[], variables={})
     validate_results(obj)
-    return json.dumps(obj, sort_keys=True).encode()
+    return json.dumps(seal(obj), sort_keys=True).encode()
 
 
 def _load(reader: Any, path: Path) -> Any:
@@ -490,7 +491,8 @@ def test_validate_with_a_random_card_exits_cleanly(tiny_dataset: Path, tmp_path:
 
 
 def test_leaderboard_refuses_a_results_file_with_a_null_cut_off(results_bytes: bytes, tmp_path: Path, capsys) -> None:
-    """Found by the fuzz test above: ``k_values: [null, 5, ...]`` passed the schema and crashed the tables."""
+    """Found by the fuzz test above: ``k_values: [null, 5, ...]`` passed the schema and crashed the tables.
+    (An edit after the run: ``--allow-edited`` reads it past its digest.)"""
     obj = json.loads(results_bytes)
     for cfg in obj["configs"].values():
         cfg["k_values"] = [None, 5, 10, 20]
@@ -498,5 +500,5 @@ def test_leaderboard_refuses_a_results_file_with_a_null_cut_off(results_bytes: b
     folder.mkdir(parents=True)
     (folder / "results_2026-01-01T00-00-00.json").write_text(json.dumps(obj))
     code, err = _cli(capsys, "leaderboard", str(tmp_path / "res"), "--out", str(tmp_path / "lb"), "--no-plots",
-                     "--no-html", "--no-paper")  # fmt: skip
+                     "--no-html", "--no-paper", "--allow-edited")  # fmt: skip
     assert code == 1 and "k_values" in err, err

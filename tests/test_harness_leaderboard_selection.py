@@ -29,10 +29,14 @@ def full_run(tmp_path_factory) -> dict:
 
 
 def _write(folder: Path, data: dict, stamp: str, **config) -> dict:
-    """``data`` as ``folder/bm25/results_<stamp>.json``, one second newer per stamp, with ``config`` changes."""
+    """``data`` as ``folder/bm25/results_<stamp>.json``, one second newer per stamp, with ``config`` changes,
+    sealed as the run that wrote it would have (its content digest: these stand for other runs' files)."""
+    from pqb.harness.evaluation.integrity import seal
+
     data = json.loads(json.dumps(data))
     data["config"].update(config)
     data["date"] = data["date"] + int(stamp[-2:])
+    data = seal(data)
     (folder / "bm25").mkdir(parents=True, exist_ok=True)
     (folder / "bm25" / f"results_2026-01-01T00-00-{stamp}.000000.json").write_text(json.dumps(data))
     return data

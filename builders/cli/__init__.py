@@ -54,9 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = ["all", *argv]
     args = parser.parse_args(argv)
     with progress_bars(not getattr(args, "no_progress", False)):
-        return quiet_broken_pipe(
-            lambda: guarded(lambda: _check_extras(args) or preflight(args) or args._run(args))
-        )
+        return quiet_broken_pipe(lambda: guarded(lambda: _check_extras(args) or preflight(args) or _locked_run(args)))
 
 
 def _check_extras(args: argparse.Namespace) -> None:
@@ -86,6 +84,20 @@ def _check_extras(args: argparse.Namespace) -> None:
             f"pqb-build {args.command} needs {', '.join(what)}, not installed here; "
             f"install it with: {pip_install_line(missing, no_deps=no_deps)}"
         )
+
+
+def _locked_run(args: argparse.Namespace) -> int | None:
+    """Run a single-stage command (``--workdir`` and one ``--domain``) under its work dir's writer lock
+    (:func:`pqb.builders.workdir.writer_lock`), so a second command writing it stops at once. ``all``,
+    ``publish`` and ``release`` take their locks where they know their folders."""
+    from pathlib import Path
+
+    from pqb.builders.workdir import writer_lock
+
+    domain, workdir = getattr(args, "domain", None), getattr(args, "workdir", None)
+    folders = [Path(workdir) / domain] if isinstance(domain, str) and workdir is not None else []
+    with writer_lock(*folders):
+        return args._run(args)
 
 
 def preflight(args: argparse.Namespace) -> None:

@@ -30,13 +30,41 @@ def shard_name(path: Path) -> str:
     return f"{SHARD_PREFIX}-{sha256_file(path)[:16]}.parquet"
 
 
+def card_data_files(dataset_dir: Path) -> dict[str, list[str]]:
+    """Config name -> the ``data_files`` paths the dataset card's YAML header lists (``{}`` without a
+    readable card): what the folder's current generation is made of."""
+    import yaml
+
+    card = Path(dataset_dir) / "README.md"
+    try:
+        text = card.read_text(encoding="utf-8") if card.is_file() else ""
+        header = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, IndexError):
+        return {}
+    configs = header.get("configs") if isinstance(header, dict) else None
+    out: dict[str, list[str]] = {}
+    for cfg in configs if isinstance(configs, list) else []:
+        if not isinstance(cfg, dict) or not isinstance(cfg.get("config_name"), str):
+            continue
+        files = cfg.get("data_files") or []
+        files = files if isinstance(files, list) else [files]
+        paths = [f.get("path") if isinstance(f, dict) else f for f in files]
+        out[cfg["config_name"]] = [p for p in paths if isinstance(p, str)]
+    return out
+
+
 def config_path(dataset_dir: Path, config: str) -> Path:
     """The config's shard under ``data/<config>/``; a path that does not exist when the config is absent.
 
-    Two shards in one folder mean a damaged dataset (``write_config`` keeps exactly one), reported as such.
+    A publish adds the new shards beside the old ones, swaps the card, then deletes the old ones
+    (:mod:`pqb.builders.publish.staging`): meanwhile the shard is the one the card lists. Two shards the
+    card does not tell apart mean a damaged dataset, reported as such.
     """
     folder = Path(dataset_dir) / DATA_DIR / config
     shards = sorted(folder.glob(SHARD_GLOB)) if folder.is_dir() else []
+    if len(shards) > 1:
+        listed = {Path(dataset_dir) / p for p in card_data_files(dataset_dir).get(config, [])}
+        shards = [p for p in shards if p in listed] or shards
     if len(shards) > 1:
         raise SchemaViolationError(
             f"{folder} holds {len(shards)} shards ({', '.join(p.name for p in shards)}); one build writes "

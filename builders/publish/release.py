@@ -31,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pqb.builders.publish.staging import staged
 from pqb.builders.publish.tables import pseudonymize, write_config
 from pqb.builders.writing_errors.mechanisms import diff_edits, edit_touches
 from pqb.dataset import settings
@@ -174,9 +175,18 @@ def run_release(
     release = json.loads(release_file(domain, release_dir).read_text(encoding="utf-8"))
     meta, meta_stats = read_meta(meta_path) if meta_path else ({}, None)
     rows, counts = release_rows(domain, release, meta)
+    with staged(dataset_dir) as stage:  # one writer; readers see the old or the new folder, never half
+        out = _write_release(domain, rows, counts, meta, meta_stats, stage, with_corpus=meta_path is not None)
+    return out
+
+
+def _write_release(domain: str, rows: list[dict[str, Any]], counts: Mapping[str, int],
+                   meta: Mapping[str, Mapping[str, Any]], meta_stats: Any, dataset_dir: Path,
+                   with_corpus: bool) -> dict[str, Any]:  # fmt: skip
+    """:func:`run_release`'s writes into a staged dataset folder (``with_corpus``: a meta file was read)."""
     write_config(pa.Table.from_pylist(rows, schema=ROWS_SCHEMA), dataset_dir, config_name(domain, "release"))
     out: dict[str, Any] = {"counts": dict(sorted(counts.items())), "rows": len(rows)}
-    if meta_path:
+    if with_corpus:
         corpus = release_corpus(meta)
         write_config(corpus, dataset_dir, config_name(domain, "release-corpus"))
         asins = set(corpus.column("id").to_pylist())

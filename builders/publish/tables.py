@@ -48,6 +48,7 @@ from pqb.builders.workdir import (
     WorkDir,
     read_parquet,
     write_parquet,
+    writer_lock,
 )
 from pqb.dataset import settings
 from pqb.dataset.schema import (
@@ -98,7 +99,7 @@ def write_config(table: pa.Table, dataset_dir: Path, config: str) -> Path:
     write_parquet(sort_table(table, kind), written)
     path = folder / shard_name(written)
     written.replace(path)
-    for stale in folder.glob("*.parquet"):  # the folder holds this config only: drop older shards
+    for stale in folder.glob(SHARD_GLOB):  # the config has one shard: drop its older ones (never other files)
         if stale != path:
             stale.unlink()
     return path
@@ -203,13 +204,12 @@ def domain_tables(workdir: WorkDir) -> dict[str, pa.Table]:
 
 
 def publish_domain(workdir: WorkDir, dataset_dir: Path | None = None) -> dict[str, int]:
-    """Write the five configs of ``workdir.domain``; returns rows per config.
+    """Publish ``workdir.domain`` alone (:func:`publish` of one work dir); returns rows per config.
 
     Refuses (:meth:`WorkDir.require_consistent`) when a recorded stage is stale: the rows would
     otherwise be published beside the statistics of another build's Gaussians or profiles.
     """
-    workdir.require_consistent()
-    return _write_domain(workdir, dataset_dir)
+    return publish([workdir], dataset_dir)
 
 
 def _write_domain(workdir: WorkDir, dataset_dir: Path | None) -> dict[str, int]:
@@ -224,8 +224,9 @@ def _write_domain(workdir: WorkDir, dataset_dir: Path | None) -> dict[str, int]:
 
 
 def withdraw_domain(domain: str, dataset_dir: Path) -> list[str]:
-    """Delete ``domain``'s built configs (:data:`KINDS`; an imported ``<domain>-release`` stays) from
-    ``dataset_dir``; returns the configs removed.
+    """Delete ``domain``'s built configs (:data:`KINDS`; an imported ``<domain>-release`` stays) from a
+    staged copy of the dataset (:func:`pqb.builders.publish.staging.staged`, whose commit deletes from the
+    folder only the shards the previous card listed); returns the configs removed.
 
     Why: a rebuild of a domain that yields no pairs publishes nothing for it, and its configs from an
     earlier build stayed in the folder, listed by the new card beside this build's settings: rows no
@@ -235,7 +236,7 @@ def withdraw_domain(domain: str, dataset_dir: Path) -> list[str]:
     for kind in KINDS:
         config = config_name(domain, kind)
         folder = Path(dataset_dir) / DATA_DIR / config
-        shards = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        shards = sorted(folder.glob(SHARD_GLOB)) if folder.is_dir() else []
         for shard in shards:
             shard.unlink()
         if shards:
@@ -261,10 +262,24 @@ def publish(
     source: what ``pqb-build all`` passes) is stored in each work dir's manifest
     (:func:`record_build_info`); without it, the stored one is used (:func:`recorded_build_info`), so
     ``pqb-build publish`` after ``pqb-build all`` writes the same card.
-    """
-    from pqb.builders.publish.card import write_card
 
+    The dataset folder and every work dir are held under their writer locks, and the new generation is
+    written into a staged copy and committed card last (:func:`pqb.builders.publish.staging.staged`):
+    readers never see a card naming shards that are gone, and only shards the previous card listed
+    are deleted.
+    """
     dataset_dir = Path(dataset_dir or settings.default_dataset_dir())
+    with writer_lock(dataset_dir, *(wd.path for wd in workdirs)):
+        return _publish(workdirs, dataset_dir, build_info, withdraw)
+
+
+def _publish(workdirs: Sequence[WorkDir], dataset_dir: Path, build_info: Mapping[str, Any] | None,
+             withdraw: Sequence[str]) -> dict[str, int]:  # fmt: skip
+    """:func:`publish` under its locks."""
+    from pqb.builders.publish.card import write_card
+    from pqb.builders.publish.staging import refuse_escape, staged
+
+    refuse_escape(dataset_dir)
     for wd in workdirs:
         wd.require_consistent()
     built = {(d, kind) for d, kind in map(config_kind, published_configs(dataset_dir)) if kind in KINDS}
@@ -282,10 +297,11 @@ def publish(
     else:
         build_info = recorded_build_info(workdirs)
     counts: dict[str, int] = {}
-    for wd in workdirs:
-        counts.update(_write_domain(wd, dataset_dir))
-    counts.update({c: 0 for d in withdraw for c in withdraw_domain(d, dataset_dir)})
-    write_card(dataset_dir, workdirs=workdirs, build_info=build_info)
+    with staged(dataset_dir) as stage:
+        for wd in workdirs:
+            counts.update(_write_domain(wd, stage))
+        counts.update({c: 0 for d in withdraw for c in withdraw_domain(d, stage)})
+        write_card(stage, workdirs=workdirs, build_info=build_info)
     return counts
 
 
@@ -378,7 +394,8 @@ def push_to_hub(
     if not (dataset_dir / "README.md").exists():
         raise MissingInputError(f"{dataset_dir}/README.md not found: run `pqb-build all` or `publish` first.")
     try:
-        return _upload(HfApi(token=token), dataset_dir, repo_id, private, revision, commit_message)
+        with writer_lock(dataset_dir):  # no publish rewrites the folder while it is uploaded
+            return _upload(HfApi(token=token), dataset_dir, repo_id, private, revision, commit_message)
     except OSError as exc:  # requests' and huggingface_hub's errors are OSErrors: offline, refused, 401
         first = (str(exc).splitlines() or [""])[0][:200]
         raise HubPushError(

@@ -55,6 +55,7 @@ from pqb.builders.errors import (
 )
 from pqb.builders.text import MAX_TEXT_CHARS
 from pqb.dataset import settings
+from pqb.dataset.io import MAX_LINE_BYTES, capped_lines
 
 SOURCES_YAML = Path(__file__).with_name("sources.yaml")
 
@@ -166,11 +167,12 @@ def _open_binary(path: Path) -> BinaryIO:
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # type: ignore[return-value]
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes | None]]:
     """``(line number, raw bytes)`` of a ``.jsonl`` or ``.jsonl.gz`` file, streaming.
 
     Bytes, not text: decoding is per line so that one bad line is counted, not silently repaired. A
-    stream that ends early or is not gzip raises :class:`CorruptFileError` naming the file.
+    stream that ends early or is not gzip raises :class:`CorruptFileError` naming the file. A line over
+    :data:`~pqb.dataset.io.MAX_LINE_BYTES` is never held: its bytes are ``None`` (:func:`capped_lines`).
     """
     p = Path(path)
     if p.suffix == ".gz" and p.stat().st_size == 0:  # gzip reads an empty file as empty data
@@ -179,7 +181,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
     lineno = 0
     try:
         with _open_binary(p) as f:
-            for lineno, raw in enumerate(f, 1):
+            for lineno, raw in enumerate(capped_lines(f), 1):
                 yield lineno, raw
     except (EOFError, zlib.error, OSError) as exc:
         raise CorruptFileError(
@@ -225,10 +227,13 @@ def iter_json_objects(
     """
     stats.path = str(path)
     for lineno, raw in iter_lines(path):
-        if not raw.strip():
+        if raw is not None and not raw.strip():
             continue
         stats.lines += 1
-        obj, kind, detail = _parse_line(raw)
+        if raw is None:
+            obj, kind, detail = None, "malformed", f"line longer than {MAX_LINE_BYTES} bytes (not read)"
+        else:
+            obj, kind, detail = _parse_line(raw)
         if obj is None:
             stats.flag(kind, lineno, detail, strict=strict)
             continue

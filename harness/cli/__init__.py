@@ -52,12 +52,25 @@ def report_error(exc: PQBHarnessError) -> int:
 
 def preflight(args: argparse.Namespace) -> None:
     """Refuse an unwritable ``--output_path`` or ``PQB_CACHE_DIR`` before any model loads or task runs
-    (the first write used to be the first checkpoint, after a whole task had been evaluated)."""
+    (the first write used to be the first checkpoint, after a whole task had been evaluated).
+
+    An ``--output_path`` ending in ``.json`` names the results file (lm-eval's habit): its folder must be
+    writable, and the file may exist (every run rewrites it; a second run was once refused: "is not a
+    folder"), but not as a folder."""
+    from pathlib import Path
+
     from pqb.dataset import settings
     from pqb.dataset.io import first_unwritable
     from pqb.harness.errors import UsageError
 
-    folders = {"--output_path": getattr(args, "output_path", None)}
+    output = getattr(args, "output_path", None)
+    if output is not None and Path(output).suffix.lower() == ".json":  # results.names_a_file
+        if Path(output).is_dir():
+            raise UsageError(
+                f"--output_path: {output} names a results file (.json) but is a folder; choose another name"
+            )
+        output = Path(output).absolute().parent
+    folders = {"--output_path": output}
     if args.command in ("run", "score"):
         folders["PQB_CACHE_DIR"] = settings.PQB_CACHE_DIR
     if problem := first_unwritable(folders):

@@ -14,3 +14,11 @@ def add_bootstrap_unit(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--bootstrap_unit", choices=UNITS, default=None,
                    help="what the bootstrap resamples: whole pairs, target ASINs (default: task's, target) or users")  # fmt: skip
+
+
+def add_allow_edited(p: argparse.ArgumentParser) -> None:
+    """``--allow-edited`` (compare, leaderboard, compare-paper): read a results file whose content disagrees
+    with its digest or with itself, with a loud note instead of a refusal."""
+    p.add_argument("--allow-edited", action="store_true",
+                   help="read results files whose content disagrees with their digest or with themselves (edited "
+                        "after the run), with a note each, instead of refusing them")  # fmt: skip

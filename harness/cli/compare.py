@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from pqb.dataset.argtypes import non_negative_int
-from pqb.harness.cli.argtypes import add_bootstrap_unit
+from pqb.harness.cli.argtypes import add_allow_edited, add_bootstrap_unit
 
 HELP = "Compare two results files: paired A − B with clustered bootstrap CIs and randomization p-values."
 EPILOG = """examples:
@@ -32,6 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset_path", default=None, help="dataset folder if it moved since the runs")
     p.add_argument("--metrics", default=None, help="comma list of metrics to print (all are written)")
     p.add_argument("--output", type=Path, default=None, help="also write the comparison as JSON here")
+    add_allow_edited(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,9 +42,10 @@ def run(args: argparse.Namespace) -> int:
     from pqb.harness.evaluation.task_registry import split_task_list
 
     report = compare_results(
-        load_results(args.a), load_results(args.b),
+        load_results(args.a, allow_edited=args.allow_edited), load_results(args.b, allow_edited=args.allow_edited),
         tasks=split_task_list(args.tasks) if args.tasks else None, n_boot=args.bootstrap_iters,
         n_perm=args.permutations, seed=args.seed, unit=args.bootstrap_unit, dataset_path=args.dataset_path,
+        allow_edited=args.allow_edited, paths=(args.a, args.b),
     )  # fmt: skip
     print(compare_markdown(report, split_task_list(args.metrics) if args.metrics else None))
     if args.output:

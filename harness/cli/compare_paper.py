@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pqb.harness.cli.argtypes import add_allow_edited
+
 HELP = "Print our measured Flip@K/Deg@K tables beside the paper's published numbers, with the gap."
 EPILOG = """examples:
   pqb-harness compare-paper results/
@@ -27,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="also write the markdown to this file")
     p.add_argument("--include-limited", action="store_true",
                    help="also show runs made with --limit, as rows of their own (default: left out, with a note)")  # fmt: skip
+    add_allow_edited(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from pqb.harness.reporting.collect import load_runs, tidy_frame
     from pqb.harness.reporting.paper import compare_markdown, load_paper_tables
 
-    tidy = tidy_frame(load_runs(args.paths, include_limited=args.include_limited))
+    tidy = tidy_frame(
+        load_runs(args.paths, include_limited=args.include_limited, allow_edited=args.allow_edited)
+    )
     text = compare_markdown(tidy, load_paper_tables(args.paper_tables))
     print(text)
     if args.out:

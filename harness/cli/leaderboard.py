@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from pqb.dataset.argtypes import positive_int
+from pqb.harness.cli.argtypes import add_allow_edited
 
 HELP = "Aggregate results files into the paper's tables, a tidy parquet, plots and a static HTML page."
 EPILOG = """examples:
@@ -44,6 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--paper-tables", type=Path, default=None, help="paper tables JSON (default: the packaged copy)"
     )
+    add_allow_edited(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         compare=args.compare,
         compare_iters=args.compare_iters,
         include_limited=args.include_limited,
+        allow_edited=args.allow_edited,
     )
     print(f"read {len(outputs.runs)} results file(s); models: {', '.join(outputs.models)}")
     print(f"wrote {len(outputs.files)} files to {outputs.out_dir}")

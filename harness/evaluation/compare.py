@@ -46,6 +46,7 @@ from pqb.harness.evaluation.bootstrap import (
 )
 from pqb.harness.evaluation.design import derive, task_design
 from pqb.harness.evaluation.evaluator import TaskData, load_tasks
+from pqb.harness.evaluation.integrity import recomputed_problem, refuse_or_note
 from pqb.harness.evaluation.pairtypes import PAIR_TYPES
 from pqb.harness.evaluation.results import SATURATION_REASON, is_ratio, saturation, stored_ranks
 from pqb.harness.evaluation.resume import SHAPING_TASK_FIELDS
@@ -322,8 +323,14 @@ def saturated_ks(res_a: Mapping[str, Any], res_b: Mapping[str, Any], task: str, 
 
 def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks: Sequence[str] | None = None,
                     n_boot: int = 1000, n_perm: int = 1000, seed: int = 0, unit: str | None = None,
-                    dataset_path: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """The comparison of two results files (JSON-able; keys documented in docs/results.md)."""
+                    dataset_path: str | None = None, allow_edited: bool = False,
+                    paths: Sequence[Any] = ("A", "B")) -> dict[str, Any]:  # fmt: skip
+    """The comparison of two results files (JSON-able; keys documented in docs/results.md).
+
+    Each file's stored metrics must be what its stored ranks give (recomputed here on the reloaded
+    pairs): an edited rank list once made ``compare`` print B's Deg@1 as −1.90 (p = 0.005) where B's own
+    results said +1.90. A disagreement is refused naming the file (``paths``) and the metric, or noted
+    under ``allow_edited`` (:func:`~pqb.harness.evaluation.integrity.refuse_or_note`)."""
     names = common_tasks(res_a, res_b, tasks)
     out: dict[str, Any] = {"a": _system(res_a), "b": _system(res_b), "tasks": {}, "groups": {},
                            "settings": {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "alpha": ALPHA,
@@ -338,6 +345,8 @@ def compare_results(res_a: Mapping[str, Any], res_b: Mapping[str, Any], *, tasks
                                 unit=u, n_boot=n_boot, n_perm=n_perm, seed=seed)  # fmt: skip
         pt = paired[t]
         sat[t] = saturated_ks(res_a, res_b, t, pt.cfg.pair_type)
+        for res, values, path in ((res_a, pt.a, paths[0]), (res_b, pt.b, paths[1])):
+            refuse_or_note(recomputed_problem(res, t, values), path, allow_edited=allow_edited)
         out["tasks"][t] = {"pair_type": pt.cfg.pair_type, "unit": pt.unit, "n_units": pt.n_units,
                            "n_pairs": len(data.pairs.pair_a), "saturated_at": sat[t],
                            "metrics": _metric_rows(pt.a, pt.b, pt.diff, pt.reps, pt.perm,

@@ -39,7 +39,8 @@ def _local_cache_dir(path: str) -> str:
     from pqb.dataset.io import sha256_file
 
     root = Path(path).expanduser()
-    files = {p for p in root.rglob("*") if p.is_file() and (p.name == "README.md" or "data" in p.parts)}
+    files = {p for p in root.rglob("*") if p.is_file() and (p.name == "README.md" or "data" in p.parts)
+             and not _hidden(p.relative_to(root))}  # fmt: skip
     for patterns in _card_configs(root).values():
         for pattern in patterns:
             files.update(p for p in _glob(root, pattern) if p.is_file())
@@ -48,6 +49,28 @@ def _local_cache_dir(path: str) -> str:
         h.update(os.path.relpath(f, root).encode())
         h.update(sha256_file(f).encode())
     return str(settings.PQB_CACHE_DIR / "datasets" / h.hexdigest()[:16])
+
+
+def _hidden(rel: Path) -> bool:
+    """A dot-named entry (a publish's private ``.pqb-publish/`` copy, a lock file): never data to read."""
+    return any(part.startswith(".") for part in rel.parts)
+
+
+CARD_RETRIES = 3
+"""How often a reader starts again when a publish replaced the folder's card while it read."""
+
+
+def card_generation(path: str) -> str | None:
+    """The generation of a local dataset folder: its card's sha256 (a publish replaces the card in one
+    rename, after the new shards are in place and before the old ones go); ``None`` for a Hub id or a
+    folder without a card."""
+    from pqb.dataset.io import sha256_file
+
+    card = Path(path).expanduser() / "README.md"
+    try:
+        return sha256_file(card) if _is_local(path) and card.is_file() else None
+    except OSError:
+        return None
 
 
 def _glob(root: Path, pattern: str) -> list[Path]:
@@ -219,7 +242,26 @@ def load_config(
 
     A ``split`` the config does not have is an error (never a silent fall-back to another split);
     ``split_from`` says where the split was set (``tasks/x.yaml:5``) for the message.
+
+    A local folder whose card a publish replaced while it was read (an old shard deleted under the
+    reader: "dataset unavailable", "declared but its data files are missing") is read again from the
+    new card, up to :data:`CARD_RETRIES` times (issue 45: 28 of 32 runs started during a publish failed).
     """
+    for attempt in range(CARD_RETRIES):
+        generation = card_generation(path)
+        try:
+            return _load_config(path, name, split=split, revision=revision, split_from=split_from)
+        except (DataError, DatasetNotFoundError, FileNotFoundError):
+            if attempt == CARD_RETRIES - 1 or generation is None or card_generation(path) == generation:
+                raise
+            log.warning(
+                "%s: the dataset card changed while %s was read (a publish); reading it again", path, name
+            )
+    raise AssertionError("unreachable")
+
+
+def _load_config(path: str, name: str, *, split: str | None, revision: str | None, split_from: str) -> Any:
+    """:func:`load_config`, once."""
     import datasets
 
     require_card(path)

@@ -32,10 +32,17 @@ from pqb.dataset import settings
 from pqb.dataset.io import stable_hash
 from pqb.dataset.progress import bar
 from pqb.dataset.schema import ValidationReport
-from pqb.harness.errors import DatasetInvalidError, DatasetNotFoundError, TaskConfigError
+from pqb.harness.errors import DataError, DatasetInvalidError, DatasetNotFoundError, TaskConfigError
 from pqb.harness.evaluation import metrics as M
 from pqb.harness.evaluation.bootstrap import DEFAULT_UNIT, bootstrap_design, percentile_ci
-from pqb.harness.evaluation.data import config_names, corpus_from_dataset, load_config, require_card
+from pqb.harness.evaluation.data import (
+    CARD_RETRIES,
+    card_generation,
+    config_names,
+    corpus_from_dataset,
+    load_config,
+    require_card,
+)
 from pqb.harness.evaluation.dataset_checks import (
     CorpusCheck,
     check_corpus,
@@ -97,20 +104,31 @@ class EvaluationOutput:
 
 
 def load_tasks(
-    tasks: Sequence[TaskConfig], dataset_path: str | None = None, limit: int | float | None = None
+    tasks: Sequence[TaskConfig],
+    dataset_path: str | None = None,
+    limit: int | float | None = None,
+    *,
+    _attempt: int = 1,
 ) -> tuple[dict[str, TaskData], dict[str, str]]:
     """(task data, skipped tasks with the reason) for ``tasks``; nothing is ranked yet.
 
     Every rows config and corpus is validated with :mod:`~pqb.harness.evaluation.dataset_checks` (the ``validate``
     checks) on its full content, before ``limit`` selects pairs; any violation in any task raises
     :class:`DatasetInvalidError` listing them all, so nothing is evaluated on broken data. A dataset
-    unreachable as a whole stops the run; an absent config is a recorded skip.
+    unreachable as a whole stops the run; an absent config is a recorded skip. When a publish replaced
+    a local folder's card meanwhile (:func:`~pqb.harness.evaluation.data.card_generation`), the tasks are
+    loaded again, so no task pairs rows of one build with the corpus of the next.
     """
-    for path, rev in sorted(
-        {(dataset_path or c.resolved_dataset_path(), c.dataset_revision) for c in tasks}, key=str
-    ):
+    paths = sorted({(dataset_path or c.resolved_dataset_path(), c.dataset_revision) for c in tasks}, key=str)
+    generations = {path: card_generation(path) for path, _ in paths}
+    for path, rev in paths:
         require_card(path)
-        config_names(path, rev, strict=True)
+        try:
+            config_names(path, rev, strict=True)
+        except DataError:  # the card named shards a publish has just replaced
+            if _attempt < CARD_RETRIES and card_generation(path) != generations[path]:
+                return load_tasks(tasks, dataset_path, limit, _attempt=_attempt + 1)
+            raise
     loader = _CheckedLoader()
     loaded: dict[str, TaskData] = {}
     skipped: dict[str, str] = {}
@@ -128,6 +146,9 @@ def load_tasks(
     report = loader.report
     del loader  # the Arrow tables; then Arrow's allocator hands back the pages reading them used
     pa.default_memory_pool().release_unused()  # (about 200 MB at 200K documents) before any index
+    if _attempt < CARD_RETRIES and any(card_generation(p) != g for p, g in generations.items()):
+        log.warning("a publish replaced the dataset while its tasks were loaded; loading them again")
+        return load_tasks(tasks, dataset_path, limit, _attempt=_attempt + 1)
     if not report.ok:
         rules = dict(sorted(report.by_rule().items()))
         raise DatasetInvalidError(
@@ -314,18 +335,22 @@ class Ranker:
         pos = [i for i, t in enumerate(texts) for _ in by_text[t]]
         tgt_ids = [tgt for t in texts for tgt in by_text[t]]
         tgt_idx = target_indices(corpus, tgt_ids)
-        ranked = self.retriever.rank(texts, np.asarray(pos, dtype=np.int64), tgt_idx, k=self.depth,
-                                     cutoff=self.cutoff)  # fmt: skip
+        # no list is longer than the corpus: a task's K, run_depth or rr_cutoff past it (up to the YAML's
+        # cap) ranks the whole corpus, it does not allocate the depth asked for (issue 45: MemoryError)
+        depth = min(self.depth, len(corpus))
+        cutoff = None if self.cutoff is None else min(self.cutoff, len(corpus))
+        ranked = self.retriever.rank(texts, np.asarray(pos, dtype=np.int64), tgt_idx, k=depth,
+                                     cutoff=cutoff)  # fmt: skip
         if ranked is not None:
             ranks, ties, top = ranked.ranks, ranked.ties, ranked.top
         elif self.retriever.full_scoring:  # the chunk is bounded by MAX_SCORE_CELLS
             scores = self.retriever.score(texts)
-            top = topk_stable(scores, self.depth)
-            ranks, ties = apply_cutoff(*target_ranks(scores[pos], tgt_idx), self.cutoff)
+            top = topk_stable(scores, depth)
+            ranks, ties = apply_cutoff(*target_ranks(scores[pos], tgt_idx), cutoff)
         else:
-            top = self.retriever.search(texts, self.depth)
+            top = self.retriever.search(texts, depth)
             ranks, ties = apply_cutoff(
-                ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), bool), self.cutoff
+                ranks_from_lists(top.indices[pos], tgt_idx), np.zeros(len(pos), bool), cutoff
             )
         return {
             (texts[p], tgt_ids[j]): RankEntry(float(ranks[j]), bool(ties[j]), top.indices[p], top.scores[p])

@@ -31,15 +31,16 @@ from pqb.dataset.rules import SATURATION_HIT, SATURATION_MIN_PAIRS, at_ceiling, 
 from pqb.harness.errors import ResultsSchemaError
 from pqb.harness.evaluation.bootstrap import percentile_ci
 from pqb.harness.evaluation.evaluator import EvaluationOutput, TaskOutcome
+from pqb.harness.evaluation.integrity import CI_SUFFIXES, is_ratio, seal, verify
 from pqb.harness.evaluation.task_registry import TaskRegistry
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 """1.1: groups never mix pair types; CIs for every metric; bootstrap unit; ranks; ceiling-aware Flip.
 1.2: flat CI numbers (``<m>_ci_lower``/``<m>_ci_upper``), lm-eval model fields, details out of the model folder.
 1.3: error breakdowns by position in the word (``breakdowns/<task>/position``).
 1.4: lm-eval's shape: ``results`` holds metrics and ``<m>_stderr,`` only, groups too; CIs in
-``confidence_intervals``, counts and other non-metric keys in ``task_info``; saturation."""
-CI_SUFFIXES = ("_ci_lower", "_ci_upper")
+``confidence_intervals``, counts and other non-metric keys in ``task_info``; saturation.
+1.5: ``content_digest`` (:mod:`pqb.harness.evaluation.integrity`): readers check it."""
 DETAILS_DIR = "details"
 """``<output_path>/details/<model_sanitized>/``: samples, runs, qrels and checkpoints of each run."""
 RESULTS_GLOB = "results_*.json"
@@ -81,6 +82,20 @@ def sanitize_model_name(name: str) -> str:
     out = re.sub(r"[^A-Za-z0-9._=-]+", "__", name).strip("_")
     out = re.sub(r"\.{2,}", "__", out).lstrip(".")
     return out or "model"
+
+
+def check_system_name(name: str) -> None:
+    """Raise :class:`~pqb.harness.errors.UsageError` when a system's folder name (:func:`sanitize_model_name`)
+    is longer than :data:`~pqb.dataset.io.MAX_NAME_LENGTH`: a run file's tag names the system, and a
+    301-character one ran to the end, then could not write its results (``ENAMETOOLONG``)."""
+    from pqb.dataset.io import MAX_NAME_LENGTH
+    from pqb.harness.errors import UsageError
+
+    if len(folder := sanitize_model_name(name)) > MAX_NAME_LENGTH:
+        raise UsageError(
+            f"the system name {name[:40]!r}... ({len(folder)} characters as a folder name) is too long: at most "
+            f"{MAX_NAME_LENGTH}; name it with --name"
+        )
 
 
 def names_a_file(output_path: Path) -> bool:
@@ -318,7 +333,7 @@ def build_results(
         total_evaluation_time_seconds=round(finished - started, 3),
         pqb_version=__version__,
     )
-    return clean_json(lm_eval_shape(res))
+    return seal(clean_json(lm_eval_shape(res)))  # what run writes, and what the Python API returns
 
 
 def saturation(entry: Mapping[str, Any], pair_type: str) -> dict[str, list[int]]:
@@ -507,7 +522,7 @@ def write_results(results: dict[str, Any], output_path: Path, model: str, outcom
     path = results_file(output_path, model, stamp)
     folder = details_folder(output_path, model)
     validate_results(results)
-    atomic_write_json(path, results)
+    atomic_write_json(path, seal(results))
     path.chmod(0o644)  # mkstemp creates 0600; results are meant to be shared
     extra: list[Path] = []
     if log_samples:
@@ -638,11 +653,15 @@ def validate_results(obj: Mapping[str, Any]) -> None:
         )
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
-    """Read and validate one results file (raises :class:`ResultsSchemaError` if it is not one)."""
+def load_results(path: str | Path, *, allow_edited: bool = False) -> dict[str, Any]:
+    """Read, validate and verify one results file (raises :class:`ResultsSchemaError` if it is not one,
+    :class:`~pqb.harness.errors.EditedResultsError` if its content disagrees with its digest or with
+    itself, unless ``allow_edited``: :func:`pqb.harness.evaluation.integrity.verify`)."""
     obj = read_json(path)
     validate_results(obj)
-    return flat_results(obj)
+    flat = flat_results(obj)
+    verify(obj, flat, path, allow_edited=allow_edited)
+    return flat
 
 
 # -- summary -----------------------------------------------------------------------------------------------
@@ -661,11 +680,6 @@ def _fmt(entry: Mapping[str, Any], key: str) -> str:
     if ci and ci[0] is not None and ci[1] is not None:
         text += f" [{scale * ci[0]:.2f}, {scale * ci[1]:.2f}]"
     return text
-
-
-def is_ratio(metric: str) -> bool:
-    """``flip@K_ratio``: tables print it as a ratio, every other metric (a fraction) ×100."""
-    return metric.endswith("_ratio")
 
 
 def summary_table(results: Mapping[str, Any]) -> str:

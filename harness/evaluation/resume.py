@@ -12,6 +12,7 @@ equal; otherwise it is recomputed and :func:`plan_resume` says why (the first di
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,7 @@ class PreviousRun:
 def load_previous_runs(folder: Path, details: Path | None = None) -> list[PreviousRun]:
     """Results files of a model folder and checkpoints of its details folder, newest first (timestamps
     sort lexically)."""
+    from pqb.harness.errors import EditedResultsError
     from pqb.harness.evaluation.results import CHECKPOINT_GLOB, RESULTS_GLOB, load_checkpoint, load_results
 
     files = [*folder.glob(RESULTS_GLOB), *(details or folder).glob(CHECKPOINT_GLOB)]
@@ -109,7 +111,10 @@ def load_previous_runs(folder: Path, details: Path | None = None) -> list[Previo
             data, reps = load_checkpoint(f)
             runs.append(PreviousRun(f, data, reps))
         else:
-            runs.append(PreviousRun(f, load_results(f)))
+            try:
+                runs.append(PreviousRun(f, load_results(f)))
+            except EditedResultsError as exc:  # its numbers are not the run's: never copied into a new file
+                print(f"note: not reusing {f.name}: {str(exc).split(': ', 1)[1]}", file=sys.stderr)
     return runs
 
 

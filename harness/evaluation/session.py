@@ -30,15 +30,13 @@ from typing import Any
 
 from pqb.harness.errors import DataError, TaskConfigError, UsageError
 from pqb.harness.evaluation import evaluator as ev
+from pqb.harness.evaluation.integrity import MIN_CI_REPLICATES
 from pqb.harness.evaluation.task_registry import TaskConfig, TaskRegistry, split_task_list
 from pqb.harness.retrievers.base import Retriever
 
 OVERWRITE_MODES = ("always", "never", "only-missing")
 """``always``: recompute every task; ``never``: refuse when a results file holds a requested task;
 ``only-missing``: reuse each task whose resume key matches an earlier file's."""
-
-MIN_CI_REPLICATES = 40
-"""ceil(2 / alpha) at alpha = 0.05: below it a percentile CI's bounds are single replicates, not an interval."""
 
 
 def bootstrap_note(n_boot: int | None) -> str | None:
@@ -166,12 +164,14 @@ class EvaluationSession:
     # -- resume ---------------------------------------------------------------------------------------------
     def previous(self, system: str, wanted: Sequence[str]) -> list[Any]:
         """Earlier runs to resume from (``only-missing``); refuses existing results under ``never``."""
-        from pqb.harness.evaluation.results import details_folder, model_folder
+        from pqb.harness.evaluation.results import details_folder, model_folder, names_a_file
         from pqb.harness.evaluation.resume import load_previous_runs
 
         out = self.settings.out
         if self.settings.overwrite == "always" or out is None:
             return []
+        if self.settings.overwrite == "never" and names_a_file(out) and out.exists():
+            raise UsageError(f"the results file {out} already exists; use --overwrite always (rewrite it)")
         runs = load_previous_runs(model_folder(out, system), details_folder(out, system))
         done = sorted(
             {t for r in runs if r.path.name.startswith("results_") for t in wanted if t in r.data["results"]}
@@ -208,6 +208,7 @@ class EvaluationSession:
         from pqb.dataset.environment import numeric_environment
         from pqb.harness.evaluation.results import (
             build_results,
+            check_system_name,
             checkpoint_path,
             details_folder,
             lm_eval_model_fields,
@@ -231,6 +232,7 @@ class EvaluationSession:
             system = system_name(model, args)
         else:
             args, system = {}, self._object_name(model, model_args, name)
+        check_system_name(system)
         runs = self.previous(system, [t.task for t in tasks])
         retriever = (
             create_retriever(model, args, device=device, batch_size=batch_size)
@@ -318,7 +320,12 @@ class EvaluationSession:
             shallow_note,
             unknown_docs_note,
         )
-        from pqb.harness.evaluation.results import build_results, lm_eval_model_fields, timestamp
+        from pqb.harness.evaluation.results import (
+            build_results,
+            check_system_name,
+            lm_eval_model_fields,
+            timestamp,
+        )
         from pqb.harness.evaluation.resume import resume_inputs
 
         s = self.settings
@@ -330,6 +337,7 @@ class EvaluationSession:
                 raise DataError(f"--strict and {note.removeprefix('note: ')}")
             self.notify(note)
         system = name or trec.tag or "external"
+        check_system_name(system)
         registry, tasks, groups = self.resolve()
         loaded, skipped = self.load(tasks, verb="be scored")
         opts = ev.ScoreOptions(s.n_boot, s.seed, s.unit, s.log_samples, system, ties_known=False)

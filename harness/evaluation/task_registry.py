@@ -227,6 +227,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+MAX_DEPTH = 100_000
+"""The largest K, ``run_depth`` or ``rr_cutoff`` a task may ask for. Ranking never keeps more documents
+per query than the corpus holds, so a value past the corpus ranks it whole; this cap stops a typo
+(``k_values: [1, 10, 1000000000]`` once passed the checks and ended in a ``MemoryError`` after loading)
+before any data is read. The paper's largest cut-off is 1,000."""
+MAX_K_VALUES = 64
+"""At most this many cut-offs: each is a column of every metric, replicate and table."""
+
+
 def check_task_values(data: dict[str, Any], source: str) -> None:
     """Range-check the values of a merged task mapping, naming ``file:line`` and the fix.
 
@@ -243,10 +252,16 @@ def check_task_values(data: dict[str, Any], source: str) -> None:
     ks = [ks] if not isinstance(ks, list | tuple) else ks
     if not ks or not all(_is_int(k) and k > 0 for k in ks) or len(set(ks)) != len(ks):
         fail("k_values", "must be a non-empty list of distinct positive integers, e.g. [1, 5, 10, 20]")
-    if data.get("rr_cutoff") is not None and not (_is_int(data["rr_cutoff"]) and data["rr_cutoff"] > 0):
-        fail("rr_cutoff", "must be a positive integer (paper: 200) or null (no cut-off)")
-    if "run_depth" in data and not (_is_int(data["run_depth"]) and data["run_depth"] > 0):
-        fail("run_depth", "must be a positive integer")
+    if len(ks) > MAX_K_VALUES or max(ks) > MAX_DEPTH:
+        fail("k_values", f"must hold at most {MAX_K_VALUES} cut-offs of at most {MAX_DEPTH:,}")
+    cutoff, depth = data.get("rr_cutoff"), data.get("run_depth", 1)
+    if cutoff is not None and not (_is_int(cutoff) and 0 < cutoff <= MAX_DEPTH):
+        fail(
+            "rr_cutoff",
+            f"must be a positive integer of at most {MAX_DEPTH:,} (paper: 200) or null (no cut-off)",
+        )
+    if not (_is_int(depth) and 0 < depth <= MAX_DEPTH):
+        fail("run_depth", f"must be a positive integer of at most {MAX_DEPTH:,}")
     if not isinstance(data.get("test_split", "test"), str) or not data.get("test_split", "test"):
         fail("test_split", "must be a split name such as 'test'")
     gate = data.get("similarity_gate")

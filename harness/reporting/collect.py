@@ -113,9 +113,10 @@ def find_results_files(paths: Iterable[Path]) -> list[Path]:
     return sorted(found)
 
 
-def read_results_file(path: Path) -> dict[str, Any]:
-    """One results file as a dict, validated against the results schema."""
-    return load_results(path)
+def read_results_file(path: Path, *, allow_edited: bool = False) -> dict[str, Any]:
+    """One results file as a dict, validated against the results schema and checked against its
+    content digest and itself (:mod:`pqb.harness.evaluation.integrity`; ``allow_edited``: a note)."""
+    return load_results(path, allow_edited=allow_edited)
 
 
 def _timestamp(data: Mapping[str, Any], path: Path) -> float:
@@ -243,7 +244,9 @@ def model_settings(config: Mapping[str, Any]) -> str:
                     for k, v in sorted(kwargs.items()))  # fmt: skip
 
 
-def load_runs(paths: Iterable[Path], *, include_limited: bool = False) -> list[Run]:
+def load_runs(
+    paths: Iterable[Path], *, include_limited: bool = False, allow_edited: bool = False
+) -> list[Run]:
     """Find and read every results file under ``paths``; label models uniquely.
 
     A model's label is its name; if one name appears with different weights, the weights are
@@ -257,7 +260,7 @@ def load_runs(paths: Iterable[Path], *, include_limited: bool = False) -> list[R
     runs: list[Run] = []
     limited: list[str] = []
     for path in find_results_files(paths):
-        data = read_results_file(path)
+        data = read_results_file(path, allow_edited=allow_edited)
         if (data.get("config") or {}).get("limit") is not None and not include_limited:
             limited.append(f"{_source_name(path, roots)} (--limit {data['config']['limit']})")
             continue

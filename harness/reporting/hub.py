@@ -135,9 +135,13 @@ def push_leaderboard(
 ) -> str:
     """Upload the leaderboard folder written by ``pqb-harness leaderboard`` to ``leaderboard/``.
 
-    The remote folder mirrors ``out_dir``: files no longer produced are deleted in the same commit,
-    so the Space never reads a stale table beside a fresh one. Returns the commit URL (or repo URL).
+    The remote folder mirrors what the leaderboard wrote (the files its ``manifest.json`` lists, and the
+    manifest): files no longer produced are deleted in the same commit, so the Space never reads a stale
+    table beside a fresh one, and nothing else a user keeps in ``out_dir`` is uploaded. Returns the
+    commit URL (or repo URL).
     """
+    from pqb.harness.reporting.leaderboard import MANIFEST, recorded_outputs
+
     _validate_repo_id(repo_id)
     out_dir = Path(out_dir)
     if not (out_dir / "leaderboard.parquet").is_file():
@@ -153,6 +157,7 @@ def push_leaderboard(
         repo_id=repo_id,
         repo_type="dataset",
         commit_message="Update PQB leaderboard",
+        allow_patterns=[*recorded_outputs(out_dir), MANIFEST],
         delete_patterns=["*"],
     )
     return _url(info, str(repo_url))

@@ -6,6 +6,7 @@ this module renders and writes them.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,19 @@ def _write_parquet(path: Path, frame: pd.DataFrame) -> Path:
     return path
 
 
+def refuse_escape(out_dir: Path) -> None:
+    """:class:`UsageError` before any write when a folder the leaderboard writes into is a symbolic link:
+    ``--out/plots`` linked elsewhere would put this call's plots (and its clean-up) outside ``--out``."""
+    from pqb.harness.errors import UsageError
+
+    for folder in (Path(out_dir) / "plots",):
+        if folder.is_symlink():
+            raise UsageError(
+                f"{folder} is a symbolic link (to {folder.readlink()}): the leaderboard writes only inside "
+                f"{out_dir}; replace it with a folder, or pass another --out"
+            )
+
+
 def write_leaderboard(
     inputs: Sequence[Path],
     out_dir: Path,
@@ -62,6 +76,7 @@ def write_leaderboard(
     compare: bool = False,
     compare_iters: int = 1000,
     include_limited: bool = False,
+    allow_edited: bool = False,
 ) -> LeaderboardOutputs:
     """Read results under ``inputs`` and write every leaderboard artifact to ``out_dir``.
 
@@ -74,7 +89,9 @@ def write_leaderboard(
     unless ``include_limited`` (:func:`~pqb.harness.reporting.collect.load_runs`).
     """
     out_dir = Path(out_dir)
-    runs = load_runs(inputs, include_limited=include_limited)
+    runs = load_runs(inputs, include_limited=include_limited, allow_edited=allow_edited)
+    refuse_escape(out_dir)
+    previous = recorded_outputs(out_dir)
     tidy = tidy_frame(runs, all_runs=all_runs)
     selected = tidy[tidy["selected"]]
     outputs = LeaderboardOutputs(
@@ -117,11 +134,7 @@ def write_leaderboard(
         from pqb.harness.reporting.plots import write_plots
 
         plot_files = write_plots(tidy, out_dir / "plots")
-        fresh = {p for plot in plot_files for p in (plot.png, plot.svg)}
-        for stale in (out_dir / "plots").glob("*_*.*"):
-            if stale.suffix in {".png", ".svg"} and stale not in fresh:
-                stale.unlink()  # a domain or model no longer present must not leave an old plot behind
-        files += sorted(fresh)
+        files += sorted({p for plot in plot_files for p in (plot.png, plot.svg)})
     comparison = None
     if paper:
         from pqb.harness.reporting.paper import compare_markdown, comparison_frame, load_paper_tables
@@ -143,19 +156,50 @@ def write_leaderboard(
                 significant=significant,
             )
         )
-    stale = [*(["significance.md", "significance.csv"] if not compare else []), *([] if html else ["index.html"]),
-             *([] if paper else ["paper_comparison.md"])]  # fmt: skip
-    stale += [] if plots else [str(p.relative_to(out_dir)) for p in (out_dir / "plots").glob("*_*.*")
-                               if p.suffix in {".png", ".svg"}]  # fmt: skip
-    for name in stale:  # an earlier call's output must not stand beside this one's tables (nor be pushed)
-        (out_dir / name).unlink(missing_ok=True)
+    written = sorted(p.relative_to(out_dir).as_posix() for p in files)
+    remove_earlier_outputs(out_dir, previous, keep=set(written))
     manifest = {
         "selection": "newest run per (model, task); see harness/reporting/leaderboard.py",
         "all_runs_in_tidy": all_runs,
         "runs": [{"file": r.source, "sha256": sha256_file(r.path), "model": r.model} for r in runs],
         "models": outputs.models,
-        "files": sorted(str(p.relative_to(out_dir)) for p in files),
+        "files": written,
+        "sha256": {name: sha256_file(out_dir / name) for name in written},
     }
-    atomic_write_json(out_dir / "manifest.json", manifest)
-    files.append(out_dir / "manifest.json")
+    atomic_write_json(out_dir / MANIFEST, manifest)
+    files.append(out_dir / MANIFEST)
     return outputs
+
+
+MANIFEST = "manifest.json"
+"""``--out/manifest.json``: the run files read and every file this call wrote (``files``, with their
+``sha256``); the next call into the same folder removes only what it lists, and ``--push`` uploads only it."""
+
+
+def recorded_outputs(out_dir: Path) -> list[str]:
+    """The files an earlier ``leaderboard`` call wrote into ``out_dir``, as its manifest lists them
+    (``[]`` without one); every name stays inside ``out_dir`` (a name that climbs out is left out)."""
+    import json
+
+    try:
+        listed = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        return []
+    root = Path(out_dir).resolve()
+    return sorted(
+        name for name in listed if isinstance(name, str) and not Path(name).is_absolute() and ".." not in
+        Path(name).parts and (root / name).resolve().is_relative_to(root)
+    ) if isinstance(listed, list) else []  # fmt: skip
+
+
+def remove_earlier_outputs(out_dir: Path, previous: Sequence[str], keep: set[str]) -> None:
+    """Delete what an earlier call wrote (``previous``: :func:`recorded_outputs`, read before this call
+    wrote anything) and this one did not: its ``significance.md`` or plots must not stand beside this
+    call's tables, nor be pushed. Nothing else in ``out_dir`` is touched: a user's ``plots/figure_1.png``
+    or ``significance.md`` there once went too (issue 45)."""
+    for name in sorted(set(previous) - keep):
+        path = Path(out_dir) / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    with contextlib.suppress(OSError):  # only when that left it empty
+        (Path(out_dir) / "plots").rmdir()
