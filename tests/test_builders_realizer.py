@@ -225,3 +225,34 @@ def test_pairs_of_candidates_still_differ_in_syntax() -> None:
 
     assert sum(skeleton(a, SPEC.core_terms) == skeleton(b, SPEC.core_terms) for a, b in pairs) <= 5
     assert sum(order(a) != order(b) for a, b in pairs) >= 0.9 * len(pairs)
+
+
+TYPED_BY_USE = ProductSpec(  # kinds read from how the domain's text uses each value (issue 43, round two)
+    asin="B000KINDS2",
+    title="MIGHTY SKINS Skin for Xbox Controller",
+    core=(
+        ("Brand", "MIGHTY SKINS"), ("Special Feature", "Dust Proof"), ("Compatible Devices", "Laptop"),
+        ("Compatible Devices", "Game Consoles"), ("Movement Detection Technology", "Optical"),
+    ),
+    kinds=("brand", "modifier", "device", "device", "modifier"),
+)  # fmt: skip
+
+
+def test_a_modifier_only_premodifies_and_a_device_takes_an_article() -> None:
+    """A modifier ("Dust Proof": the text writes "dust proof switches", never "with dust proof") is
+    placed before a noun, never after with/that is; a device (a platform that is a common noun) reads
+    "for a Laptop", and a plural one takes no article ("for Game Consoles")."""
+    rng = random.Random(9)
+    heads = ["skin", "controller"]
+    parts = [Part(k, v, n) for k, (n, v) in zip(TYPED_BY_USE.kinds, TYPED_BY_USE.core, strict=True)]
+    for _ in range(500):
+        r = realize(parts, rng, heads)
+        assert lexical_ok(r.text, TYPED_BY_USE.core_terms), r.text
+        for value in ("Dust Proof", "Optical"):
+            assert r.roles[value] <= {"premodifier", "coordination"}, (value, r.text)
+            after = re.findall(r"[\w']+", r.text[r.text.index(value) + len(value) :])
+            assert after and after[0] not in ("one", "something"), r.text  # a noun follows it
+        for value, plural in (("Laptop", False), ("Game Consoles", True)):
+            if r.roles[value] & {"pp", "relative", "sentence", "question"}:
+                before = re.findall(r"[\w']+", r.text[: r.text.index(value)])[-1].lower()
+                assert before in (("for", "with") if plural else ("a",)), (value, r.text)

@@ -449,6 +449,15 @@ def _naturalness_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
                 f"attribute values rejected ({_pct(judged['rejected'], judged['values'])}): {kinds}. Keys "
                 f"found not to carry descriptors (values passing / values): {keys or 'none'}."
             ]
+            nodes = judged.get("category_nodes") or {}
+            if nodes.get("offered"):
+                shown = ", ".join((nodes.get("examples") or {}).get("ok", []))
+                lines.append(
+                    f"  - category-path nodes offered as platforms: {nodes['accepted']} of {nodes['offered']} "
+                    "kept (the domain's text writes them as names after for / compatible with"
+                    + (f": {shown}" if shown else "")
+                    + ")."
+                )
     return "\n".join(lines)
 
 

@@ -42,7 +42,7 @@ def attribute_role(name: str) -> str:
     """The kind of an attribute from its key alone (:func:`pqb.builders.kinds.key_kind`): the fallback
     for a product without typed core terms (``core_kinds``); a feature is then taken as nominal."""
     kind = key_kind(name)
-    return "noun_feature" if kind == "feature" else kind
+    return {"feature": "noun_feature", "category": "platform"}.get(kind, kind)
 
 
 # Frames per kind (docs/design.md §7): what follows the head noun, and verb phrases (3sg verb, base,
@@ -53,6 +53,7 @@ _PP: dict[str, tuple[str, ...]] = {
     "color": ("in {v}", "in {v}", "in the color {v}"),
     "material": ("made of {v}", "made from {v}"),
     "platform": ("for {v}", "for {v}", "compatible with {v}"),
+    "device": ("for a {v}", "for a {v}", "compatible with a {v}"),
     "purpose": ("for {v}",),
     "connectivity": ("with {v}", "with {v} connectivity"),
     "style": ("in a {v} style", "with a {v} design"),
@@ -62,6 +63,7 @@ _PP: dict[str, tuple[str, ...]] = {
     "language": ("in {v}",),
     "noun_feature": ("with {v}", "with {v}", "featuring {v}"),
     "adj_feature": (),
+    "modifier": (),
     "product": (),
 }
 _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -69,6 +71,11 @@ _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
     "color": (("comes", "come", "in {v}"), ("is", "be", "{v}")),
     "material": (("is", "be", "made of {v}"), ("is", "be", "made from {v}")),
     "platform": (("works", "work", "with {v}"), ("is", "be", "compatible with {v}"), ("is", "be", "for {v}")),
+    "device": (
+        ("works", "work", "with a {v}"),
+        ("is", "be", "compatible with a {v}"),
+        ("is", "be", "for a {v}"),
+    ),
     "purpose": (("is", "be", "made for {v}"), ("is", "be", "good for {v}")),
     "connectivity": (("supports", "support", "{v}"), ("uses", "use", "{v}"), ("has", "have", "{v}")),
     "style": (("comes", "come", "in a {v} style"), ("has", "have", "a {v} design")),
@@ -78,15 +85,18 @@ _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
     "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
     "noun_feature": (("has", "have", "{v}"), ("comes", "come", "with {v}"), ("offers", "offer", "{v}")),
     "adj_feature": (("is", "be", "{v}"),),
+    "modifier": (),
     "product": (("is", "be", "a {v}"),),
 }
 _PRE_ORDER: tuple[str, ...] = (
-    "size", "adj_feature", "style", "color", "audience", "brand", "language", "material", "connectivity",
-    "purpose", "platform",
+    "size", "adj_feature", "style", "color", "audience", "brand", "language", "material", "modifier",
+    "connectivity", "purpose", "device", "platform",
 )  # fmt: skip
 """Kinds that can premodify the head noun, in the order English stacks them (qualities, colour, then the
 maker, then the noun modifiers nearest the head: "a wireless black Sony USB controller")."""
-_ANY_PP = frozenset(_PP) - {"brand", "adj_feature", "product"}
+_ONLY_PRE = frozenset({"modifier"})
+"""Kinds with no frame but the premodifier (the domain's text writes them only before a noun)."""
+_ANY_PP = frozenset(k for k, frames in _PP.items() if frames) - {"brand"}
 """Kinds that read naturally in "Any ___?" ("Any in black?", "Any for PC?"; not "Any by Sony?")."""
 MAX_QUESTIONS = 1
 """Questions per query at most (the main clause counts): no stacked questions (issue 43)."""
@@ -205,6 +215,8 @@ def title_heads(title: str, terms: Sequence[str]) -> list[str]:
 def allowed_roles(p: Part) -> tuple[str, ...]:
     """The slots a part's kind can fill: premodifier (a short value of a :data:`_PRE_ORDER` kind),
     post-head phrase (a kind with :data:`_PP` frames), relative clause, follow-up sentence, question."""
+    if p.kind in _ONLY_PRE:
+        return ("pre",)
     roles = ["rel", "sent", "q"]
     if _PP[p.kind]:
         roles += ["pp", "pp"]
@@ -243,7 +255,8 @@ class _Composer:
         if head_part is not None:
             head, self.roles[head_part.value] = head_part.value, {"head"}
         else:
-            head = rng.choice([h for h in self.heads if dets != "none" or h not in ("one", "something")])
+            bare = dets == "none" or any(p.kind in _ONLY_PRE for p in pre)  # a modifier needs a noun after it
+            head = rng.choice([h for h in self.heads if not bare or h not in ("one", "something")])
         if head == "something":  # "a black something" is not English: qualities follow it
             rel = rel + [p for p in pre if not _PP[p.kind]]
             post, pre = post + [p for p in pre if _PP[p.kind]], []
@@ -307,10 +320,10 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     opener_key = rng.choice(sorted(OPENERS))
     template, end, dets = OPENERS[opener_key]
     questions_left = MAX_QUESTIONS - (end == "?")
-    for p in order:
+    for p in sorted(order, key=lambda p: p.kind not in _ONLY_PRE):  # premodifier-only kinds first
         if p is head_part:
             continue
-        allowed = [r for r in allowed_roles(p) if r != "pre" or len(slots["pre"]) < 2]
+        allowed = [r for r in allowed_roles(p) if r != "pre" or len(slots["pre"]) < 2 or p.kind in _ONLY_PRE]
         if questions_left <= 0 or slots["q"]:
             allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)
