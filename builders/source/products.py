@@ -83,6 +83,7 @@ BAD_VALUES = frozenset(
         "other",
         "one color",
         "one size",
+        "default",
     }
 )
 _DIGIT = re.compile(r"\d")
