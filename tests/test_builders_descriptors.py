@@ -359,3 +359,20 @@ def test_a_value_starting_with_a_preposition_is_a_fragment_where_the_text_ends_p
              Candidate("Form Factor", "form factor", "Over Ear", True)]  # fmt: skip
     model = DescriptorModel.learn([cands], counter)
     assert model.value_verdict(cands[0]) == "fragment" and model.value_verdict(cands[1]) == "ok"
+
+
+def test_a_query_writes_a_common_word_in_lower_case_and_a_name_as_it_stands() -> None:
+    """ "a dust proof skin for a video game", not "a Dust Proof skin for a Video Game": the domain's running
+    text writes these in lower case; names, acronyms and brands keep their capitals (issue 43, round two)."""
+    counter = PhraseCounter(["Dust Proof", "Windows", "USB", "Mountain", "Video Game"])
+    for text in ("Gateron dust proof switches feel smooth.", "It works with Windows and Mac fine.",
+                 "The USB cable is short.", "We hiked a mountain.", "A fun video game for kids."):  # fmt: skip
+        counter.add(text)
+    cands = [Candidate("Special Feature", "special feature", "Dust Proof", True),
+             Candidate("Operating System", "operating system", "Windows", True),
+             Candidate("Connectivity Technology", "connectivity technology", "USB", True),
+             Candidate("Brand", "brand", "Mountain", True),
+             Candidate("Type of item", "type of item", "Video Game", True)]  # fmt: skip
+    model = DescriptorModel.learn([cands], counter)
+    forms = [model.written_form(c) for c in cands]
+    assert forms == ["dust proof", "Windows", "USB", "Mountain", "video game"]

@@ -320,3 +320,23 @@ def test_a_sentence_before_the_request_names_what_the_shopper_has() -> None:
             if first == frame:
                 seen.add(frame)
     assert len(seen) >= 4, seen
+
+
+def test_the_realizer_writes_each_term_in_its_form_and_the_term_still_counts_once() -> None:
+    from pqb.builders.queries.candidate import ProductSpec as Spec
+
+    rec = {
+        "parent_asin": "B0TEST0001",
+        "title": "Skin for Xbox Controller",
+        "core_terms": ["Skinit", "Dust Proof", "Red", "Vinyl", "Xbox One"],
+        "core_kinds": ["brand", "modifier", "color", "material", "platform"],
+        "core_forms": ["Skinit", "dust proof", "red", "vinyl", "Xbox One"],
+        "attributes": [{"name": n, "value": v} for n, v in (("Brand", "Skinit"), ("Special Feature", "Dust Proof"),
+                       ("Color", "Red"), ("Material", "Vinyl"), ("Hardware Platform", "Xbox One"))],
+    }  # fmt: skip
+    spec = Spec.from_record(rec)
+    assert spec.forms == ("Skinit", "dust proof", "red", "vinyl", "Xbox One")
+    assert Spec.from_record({**rec, "core_forms": ["x"] * 5}).forms == ()  # not the same terms: ignored
+    cands = RealizerGenerator(NO_HABITS).generate(spec, 100, seed=0)
+    assert all(lexical_ok(c.text, spec.core_terms) for c in cands)
+    assert all("dust proof" in c.text and "Dust Proof" not in c.text for c in cands)

@@ -454,9 +454,10 @@ class RealizerGenerator:
         rng = random.Random(derive_seed(seed, product.asin, "realizer"))
         terms = product.core_terms
         kinds = product.kinds if len(product.kinds) == len(product.core) else ()
+        forms = product.forms if len(product.forms) == len(product.core) else terms
         parts = [
-            Part(kinds[i] if kinds else attribute_role(name), value, name)
-            for i, (name, value) in enumerate(product.core)
+            Part(kinds[i] if kinds else attribute_role(name), forms[i], name)
+            for i, (name, _) in enumerate(product.core)
         ]
         heads = title_heads(product.title, terms)
         out: list[Candidate] = []

@@ -512,6 +512,17 @@ class DescriptorModel:
     def kind(self, c: Candidate) -> str:
         return kind_of(c.key, self.reading(c), self.use(c.value))
 
+    def written_form(self, c: Candidate) -> str:
+        """How a query writes the value: in lower case when its words are plainly capitalised ("Dust
+        Proof", "Video Game") and the domain's running text writes it in lower case more often than not
+        (:meth:`Usage.common_noun`: "dust proof switches", "a video game"), else as it stands (names,
+        acronyms, brands: "Windows", "USB", "PlayStation", "Razer"). Matching is case-insensitive, so it
+        is the same core term."""
+        plain = all(w[:1].isupper() and not any(ch.isupper() for ch in w[1:]) for w in c.value.split())
+        if key_kind(c.key) == "brand" or not plain or not self.use(c.value).common_noun():
+            return c.value
+        return c.value.lower()
+
     def summary(self) -> dict[str, Any]:
         """The learned key rule, for the stage's stats: keys that do not carry descriptors (with their
         passing/total counts), most frequent first."""

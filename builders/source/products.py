@@ -566,7 +566,8 @@ def finish_row(
     judged: list[tuple[Candidate, str]] | None = None,
 ) -> dict[str, Any]:
     """One ``products.parquet`` row (columns: ``PRODUCTS_SCHEMA`` in :mod:`pqb.builders.workdir`): ``base``
-    plus the selected attributes, the core terms and each core term's kind (``core_kinds``)."""
+    plus the selected attributes, the core terms, each core term's kind (``core_kinds``) and the form a query
+    writes it in (``core_forms``: "dust proof" for "Dust Proof", :meth:`DescriptorModel.written_form`)."""
     chosen = select_candidates(candidates, model, judged)
     core = chosen[:N_CORE_TERMS] if len(chosen) >= N_CORE_TERMS else []
     return {
@@ -574,6 +575,7 @@ def finish_row(
         "attributes": [{"name": c.name, "value": c.value} for c in (core or chosen[:N_CORE_TERMS])],
         "core_terms": [c.value for c in core],
         "core_kinds": [model.kind(c) for c in core],
+        "core_forms": [model.written_form(c) for c in core],
         "is_target": bool(core),
     }
 
