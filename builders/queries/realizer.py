@@ -416,8 +416,11 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     follow += [c.question(p) for p in slots["q"]]
     rng.shuffle(follow)
     main = main[0].upper() + main[1:] + (end or ("." if follow else ""))
-    if follow and not main.endswith("?") and rng.random() < 0.15:  # a follow-up first
-        follow, main = follow[1:], f"{follow[0]} {main}"
+    if follow and follow[0].endswith(".") and not main.endswith("?") and rng.random() < 0.15:
+        follow, main = (
+            follow[1:],
+            f"{follow[0]} {main}",
+        )  # a preference first; never a question before the request
     text = " ".join([*(_fill(rng.choice(_CONTEXT[p.kind]), p.value) for p in context), main])
     for f in follow:
         joiner = rng.choice(_JOIN)
