@@ -185,3 +185,16 @@ def test_corpus_uses_are_counted_per_occurrence() -> None:
     assert (use["wired"].uses, use["wired"].before_design) == (3, 0) and use[
         "microphone"
     ].after_noun_slot == 1
+
+
+def test_a_term_the_corpus_writes_after_an_article_is_a_noun_whatever_the_parse_says() -> None:
+    """The parse reads "kickstand" as an adjective; "a kickstand." in the corpus says it is a noun."""
+    q = row("I need a case with Kickstand by wds.", [("Special Feature", "Kickstand"), ("Brand", "wds")])
+    assert check_queries([q]).wrong_kind == 1  # the parse alone: "adjective after 'with'"
+    corpus = [
+        "It has a kickstand. The kickstand folds.",
+        "Fold out the kickstand, then play.",
+        "A kickstand.",
+    ]
+    assert corpus_uses(corpus, ["Kickstand"])["kickstand"].determined == 3  # not "the kickstand folds"
+    assert check_queries([q], corpus=corpus).wrong_kind == 0

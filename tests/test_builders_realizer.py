@@ -291,7 +291,7 @@ def test_round_one_awkward_wordings_are_gone() -> None:
     texts += [c.text for s in range(3) for c in RealizerGenerator(NO_HABITS).generate(SPEC, 300, s)]
     assert not [t for t in texts if ROUND_ONE_AWKWARD.search(t)][:5]
     gamepad = [t for t in texts if "Gamepad" in t]
-    assert gamepad and all(re.search(r"\b(?i:a|an|the|good|any) ([\w-]+ ){0,4}Gamepad\b", t) for t in gamepad)
+    assert gamepad and not [t for t in gamepad if re.search(r"(?i)\b(is|be) (a |an )?gamepad\b", t)]
     assert not [t for t in texts if re.search(r"\b(Xbox One|PlayStation|PC) one\b", t)]
 
 
@@ -339,7 +339,7 @@ def test_the_realizer_writes_each_term_in_its_form_and_the_term_still_counts_onc
     assert Spec.from_record({**rec, "core_forms": ["x"] * 5}).forms == ()  # not the same terms: ignored
     cands = RealizerGenerator(NO_HABITS).generate(spec, 100, seed=0)
     assert all(lexical_ok(c.text, spec.core_terms) for c in cands)
-    assert all("dust proof" in c.text and "Dust Proof" not in c.text for c in cands)
+    assert all("dust proof" in c.text.lower() and "Dust Proof" not in c.text for c in cands)
 
 
 def test_no_question_comes_before_the_request() -> None:

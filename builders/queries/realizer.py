@@ -145,6 +145,7 @@ OPENERS: dict[str, tuple[str, str, str]] = {
     "whats_good": ("what's a good {np}", "?", "none"),
     "any": ("any {np}", "?", "none"),
     "bare": ("{np}", "", "indef"),
+    "bare_keywords": ("{np}", "", "none"),
 }
 """Main-clause openers: template, final punctuation, and the determiners its noun phrase may take
 (``any``: a/an or the; ``indef``: a/an; ``none``: no article and a product noun as head, never "one").
@@ -152,12 +153,13 @@ OPENERS: dict[str, tuple[str, str, str]] = {
 How the slice's reviewers say what they wanted (all 5,765 reviews of ``amazon2023-mini``, 23,873
 sentences): "looking for" 99 sentences ("I was looking for a mouse for my iMac", "I have been looking for
 a good gaming mouse for my teenage son"), "I wanted" 66 ("I wanted a quality device, that will last"),
-"I needed" 62 ("I needed a keyboard to keep by the bed"), "in the market for" 14, "searching for" 7,
-"trying to find" 5, "shopping for" 3, "I'd like" / "I would like"
-13, "in need of" 3, "we needed something ..."; the object is a noun phrase with the product's own noun as head, continued by "to",
-"for", "that" and "with" (22, 12, 11, 5 of 98 such sentences) and "for my" is written 293 times. Dropped
-in round two, as no request reads so: "what I need is ..." (a cleft), "... wanted" (a classified ad), a
-bare "recommend ...", "please find ..."."""
+"I needed" 62 ("I needed a keyboard to keep by the bed"), "in the market for" 14, "I'd like" / "I would
+like" 13, "searching for" 7, "trying to find" 5, "shopping for" 3, "in need of" 3, "we needed something
+..."; the object is a noun phrase with the product's own noun as head, continued by "to", "for", "that"
+and "with" (22, 12, 11, 5 of 98 such sentences), and "for my" is written 293 times. A bare noun phrase,
+with or without its article, is what a search box gets ("black wireless gamepad for PC"). Dropped in
+round two, as no request reads so: "what I need is ..." (a cleft), "... wanted" (a classified ad), a bare
+"recommend ...", "please find ..."."""
 
 _SENTENCE = (
     "It should {base}.", "It has to {base}.", "It needs to {base}.", "Ideally it {sg}.",
@@ -268,13 +270,11 @@ def title_heads(title: str, terms: Sequence[str]) -> list[str]:
 
 def allowed_roles(p: Part) -> tuple[str, ...]:
     """The slots a part's kind can fill: premodifier (a short value of a :data:`_PRE_ORDER` kind),
-    post-head phrase (a kind with :data:`_PP` frames), relative clause, follow-up sentence, question, or
-    a sentence before the request (a kind with :data:`_CONTEXT` frames)."""
+    post-head phrase (a kind with :data:`_PP` frames), relative clause, follow-up sentence (before the
+    request, half the time, for a kind with :data:`_CONTEXT` frames), question."""
     if p.kind in _ONLY_PRE:
         return ("pre",)
     roles = ["rel", "sent", "q"]
-    if p.kind in _CONTEXT:
-        roles.append("ctx")
     if _PP[p.kind]:
         roles += ["pp", "pp"]
     if (
@@ -378,7 +378,7 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     c = _Composer(rng, [*heads[:1] * 4, *_GENERIC_HEADS])  # the title's own noun, else a generic one
     order = list(parts)
     rng.shuffle(order)
-    slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": [], "ctx": []}
+    slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": []}
     products = [p for p in order if p.kind == "product" and len(p.value.split()) <= 2]
     head_part = products[0] if products else None  # the product kind is the head ("a gamepad for PC ...")
     opener_key = rng.choice(sorted(OPENERS))
@@ -392,7 +392,7 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
             allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)
     if not (slots["pre"] or slots["pp"] or slots["rel"] or head_part):  # the request must name something
-        moved = (slots["sent"] or slots["q"] or slots["ctx"]).pop(0)
+        moved = (slots["sent"] or slots["q"]).pop(0)
         slots["pre" if "pre" in allowed_roles(moved) else "rel"].append(moved)
     fronted = [p for p in slots["pp"] if p.kind in _FRONTABLE]
     if fronted and rng.random() < 0.15:  # a fronted prepositional phrase: "For my PC, I need ..."
@@ -405,10 +405,10 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
         template, end, dets = f"{phrase}, {clause}", ".", "any"
     main = template.format(np=c.noun_phrase(slots["pre"], slots["pp"], slots["rel"], head_part, dets))
     follow: list[str] = []
-    context = slots["ctx"][:1]  # one sentence before the request at most; another becomes a follow-up
+    context = [p for p in slots["sent"] if p.kind in _CONTEXT and rng.random() < 0.5][:1]  # one at most
     for p in context:
         c.mark([p], "sentence")
-    sent = slots["sent"] + slots["ctx"][1:]
+    sent = [p for p in slots["sent"] if p not in context]
     while sent:
         k = 2 if len(sent) >= 2 and rng.random() < 0.5 else 1
         follow.append(c.sentence(sent[:k]))

@@ -252,9 +252,8 @@ def wrong_kind(r: TermReading, kind: str, use: CorpusUse | None = None) -> str:
     last = r.before[-1] if r.before else ""
     two = " ".join(r.before[-2:])
     compound = u is not None and u.hyphenated > 0  # "dust-proof": English hyphenates compound adjectives
-    adjective = (r.adjective or compound) and not (
-        use is not None and use.after_noun_slot
-    )  # "with microphone"
+    nominal = use is not None and (use.after_noun_slot or use.determined)  # "with microphone", "a kickstand."
+    adjective = (r.adjective or compound) and not nominal
     quality = kind == "color" or (adjective and kind not in ("brand", "platform", "material", "rating"))
     if last in NOUN_SLOTS and not (last == "with" and len(r.before) > 1 and r.before[-2] in _PLATFORM_WITH):
         if quality:
@@ -302,7 +301,8 @@ class CorpusUse:
     """How the published corpus (the domain's documents) writes one term, read by this module alone:
     occurrences, how many end a phrase right after with/has/featuring/... or right after "for" (nothing
     but spaces between), how many premodify a word (a hyphen counts: "gaming-grade"), how many come right
-    before a design word, how often a multiword term is written hyphenated ("dust-proof"), and how many
+    before a design word, how often a multiword term is written hyphenated ("dust-proof"), how many end a
+    phrase right after a/an/the (a noun: "a kickstand."; an adjective never does), and how many
     inside running text (not after ":", not at a line or sentence start, not in a mostly capitalised
     line) are capitalised or not."""
 
@@ -312,6 +312,7 @@ class CorpusUse:
     premodifier: int = 0
     before_design: int = 0
     hyphenated: int = 0
+    determined: int = 0
     capitalised: int = 0
     lower: int = 0
 
@@ -349,6 +350,8 @@ def corpus_uses(corpus: Iterable[str], terms: Iterable[str]) -> dict[str, Corpus
                     u.after_noun_slot += 1
                 if gap and ends and gap.group(1).lower() == "for":
                     u.after_for += 1
+                if gap and ends and gap.group(1).lower() in ("a", "an", "the"):
+                    u.determined += 1
                 line_start = doc.rfind("\n", 0, a) + 1
                 line_end = doc.find("\n", b)
                 line = doc[line_start : len(doc) if line_end < 0 else line_end]
