@@ -353,3 +353,15 @@ def test_no_question_comes_before_the_request() -> None:
         first = re.split(r"(?<=[.?!])\s", r.text)[0]
         if end == "." and first.endswith("?"):  # a question first must be the request itself
             assert template.split("{np}")[0].strip().lower() in first.lower(), r.text
+
+
+def test_one_platform_or_device_premodifies_a_noun_at_most() -> None:
+    """ "a projector monitor console", "a gaming console PlayStation 4 joystick" (round two's reading): two
+    platform or device names stacked before the head read as one long product name."""
+    parts = [Part("platform", "PC"), Part("device", "Gaming Console"), Part("platform", "Mac"),
+             Part("brand", "ArVin"), Part("color", "Black")]  # fmt: skip
+    rng = random.Random(4)
+    for _ in range(600):
+        r = realize(parts, rng, ["joystick"])
+        named = [v for v in ("PC", "Gaming Console", "Mac") if "premodifier" in r.roles.get(v, set())]
+        assert len(named) <= 1, r.text

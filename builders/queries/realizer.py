@@ -387,7 +387,10 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     for p in sorted(order, key=lambda p: p.kind not in _ONLY_PRE):  # premodifier-only kinds first
         if p is head_part:
             continue
-        allowed = [r for r in allowed_roles(p) if r != "pre" or len(slots["pre"]) < 2 or p.kind in _ONLY_PRE]
+        # two premodifiers at most, one of them a platform or device: not "a projector monitor console"
+        named = any(q.kind in ("platform", "device") for q in slots["pre"])
+        full = len(slots["pre"]) >= 2 or (named and p.kind in ("platform", "device"))
+        allowed = [r for r in allowed_roles(p) if r != "pre" or not full or p.kind in _ONLY_PRE]
         if questions_left <= 0 or slots["q"]:
             allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)
