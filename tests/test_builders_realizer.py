@@ -365,3 +365,15 @@ def test_one_platform_or_device_premodifies_a_noun_at_most() -> None:
         r = realize(parts, rng, ["joystick"])
         named = [v for v in ("PC", "Gaming Console", "Mac") if "premodifier" in r.roles.get(v, set())]
         assert len(named) <= 1, r.text
+
+
+@pytest.mark.parametrize(
+    ("phrase", "article"),
+    [("Xbox One skin", "an"), ("MMTE cable", "an"), ("HDMI adapter", "an"), ("USB cable", "a"),
+     ("SADES headset", "a"), ("Optical mouse", "an"), ("one", "a"), ("black pad", "a")],
+)  # fmt: skip
+def test_the_article_follows_the_sound(phrase: str, article: str) -> None:
+    """ "A xbox one skin", "a MMTE cable" in round two's reading: an x reads "ex", a short acronym is spelled."""
+    from pqb.builders.queries.realizer import _article
+
+    assert _article(phrase) == article

@@ -217,11 +217,20 @@ class Realization:
 
 
 def _article(phrase: str) -> str:
-    """ "a"/"an" by the first letter, except the vowel letters read as a consonant ("a one", "a USB")."""
+    """ "a"/"an" by the sound the phrase starts with: its first letter, except vowel letters read as a
+    consonant ("a one", "a USB"), a short capitalised acronym read letter by letter ("an MMTE", "an HDMI
+    cable", "a USB"; a longer one is a word: "a SADES") and an x read "ex" ("an Xbox")."""
+    first = phrase.split()[0] if phrase.split() else ""
+    letters = "".join(c for c in first if c.isalpha())
+    spelled = letters.isupper() and (
+        len(letters) <= 4 or not set(letters) & set("AEIOUY")
+    )  # "HDMI", not "SADES"
+    if spelled and len(letters) >= 2:
+        return "an" if letters[0] in "AEFHILMNORSX" else "a"
     low = phrase.lower()
     if low.startswith(("one", "uni", "use", "usb", "eu")):
         return "a"
-    return "an" if low[:1] in "aeiou" else "a"
+    return "an" if low[:1] in "aeioux" else "a"
 
 
 def _plural(value: str) -> bool:
