@@ -25,8 +25,12 @@ domain's own data:
   89 keys are.
 
 The same parses type each value (:func:`kind_of`, :mod:`pqb.builders.kinds`) from its key and its
-phrase (adjective or noun, read in "the ___ one."), so the realizer can phrase each kind in the frames
-that fit it.
+phrase (adjective or noun, read in "the ___ one."), and, since issue 43's second round, from how the
+domain's own text uses it (:class:`Usage`, counted by :class:`PhraseCounter` in the same pass as
+attestation: "works with Windows", "for gaming", "dust proof switches"), so the realizer can phrase each
+kind in the frames that fit it. The same counts decide which nodes of a product's category path are
+platforms (:data:`~pqb.builders.kinds.CATEGORY_KEY`: "PlayStation 3", not "Games") and the casing a
+query writes a value in (:meth:`DescriptorModel.written_form`).
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ MIN_DESCRIPTOR_SHARE = 0.5
 value rules (parse and attestation): "more often than not"."""
 PLATFORM_SHARE = 0.05
 """A name is used as a platform when "for ___" / "compatible with ___" hold at least this share of its
-uses. On the Video_Games slice the names listed under platform keys put 13-49% of their uses there (PC
-19%, Xbox 25%, Mac 13%, Windows 19%) and the other names at most 1.4% (USB 6 of 422, Bluetooth 1 of 131)."""
+uses. On the Video_Games slice the names listed under platform keys and used 20 times or more put 7-62%
+of their uses there (median 20%: PC 15%, Xbox 24%, Mac 10%, Windows 13%; only "Vista" none of 80), the
+names under product, feature, connectivity and style keys at most 4.8% ("Toy" 1 of 21, "English" 3.4%,
+USB 6 of 422, Bluetooth 1 of 131) unless they are platforms ("Windows" as a controller type, "NES")."""
 MODIFIER_RATIO = 2
 """A value is a premodifier only when it premodifies a noun at least this many times as often as it ends
 a phrase (and never ends one after with/has/...): "dust proof" 4 to 1, "laser" 19 to 6, "multimedia" 31
