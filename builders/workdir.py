@@ -78,10 +78,11 @@ PRODUCTS_SCHEMA = pa.schema(
     [("parent_asin", pa.string()), ("title", pa.string()), ("text", pa.string()), ("brand", pa.string()),
      ("attributes", pa.list_(ATTRIBUTE_TYPE)), ("core_terms", pa.list_(pa.string())),
      ("core_kinds", pa.list_(pa.string())), ("protected_terms", pa.list_(pa.string())),
-     ("is_target", pa.bool_())]
+     ("is_target", pa.bool_()), ("core_forms", pa.list_(pa.string()))]
 )  # fmt: skip
-"""Every product with a title: its document, attributes and (for targets) the 5 core terms and the kind
-of each (:data:`pqb.builders.kinds.KINDS`)."""
+"""Every product with a title: its document, attributes and (for targets) the 5 core terms, the kind
+of each (:data:`pqb.builders.kinds.KINDS`) and the form a query writes each in (``core_forms``: the same
+term, case aside)."""
 REVIEWS_SCHEMA = pa.schema(
     [
         ("user_id", pa.string()),

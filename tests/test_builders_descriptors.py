@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pqb.builders.kinds import key_kind
+from pqb.builders.kinds import CATEGORY_KEY, key_kind
 from pqb.builders.nlp import load_spacy
 from pqb.builders.source.descriptors import (
     Candidate,
@@ -18,8 +18,15 @@ from pqb.builders.source.descriptors import (
     attestation_threshold,
     kind_of,
     read_values,
+    rejection_report,
 )
-from pqb.builders.source.products import attribute_candidates, descriptor_model, product_row
+from pqb.builders.source.products import (
+    attribute_candidates,
+    descriptor_model,
+    finish_row,
+    product_base,
+    product_row,
+)
 from pqb.dataset.schema import count_term
 
 SUDOKU = {  # B002JTX8A4: unkeyed feature lines "Introduces -", "Short vowels", ... (issue 43's example)
@@ -216,4 +223,156 @@ def test_a_product_row_carries_the_kinds_of_its_core_terms() -> None:
         "Scratch Resistant",
         "Space",
     ]
-    assert row["core_kinds"] == ["brand", "material", "platform", "adj_feature", "style"]
+    # "controller" is written in lower case by the reviews: a device, phrased "for a controller"
+    assert row["core_kinds"] == ["brand", "material", "device", "adj_feature", "style"]
+
+
+def test_uses_are_read_from_the_words_around_each_occurrence() -> None:
+    """Issue 43, round two: how the domain's text writes a value (the slot before it, whether its phrase
+    ends with it, whether it is capitalised inside running text) is counted per occurrence."""
+    counter = PhraseCounter(["Dust Proof", "Gaming", "Windows", "controller"])
+    for text in (
+        "Gateron dust proof switches feel smooth.",  # premodifier
+        "Great for gaming. I bought it for gaming keyboards too.",  # bare "for" ending, then a premodifier
+        "It works with Windows, and it is compatible with Windows 10.",  # capitalised, after works/compatible with
+        "Nice skin for the controller.",  # "for" + determiner, phrase ends, lower case
+        "WIRELESS GAMING HEADSET FOR WINDOWS",  # all caps: says nothing about case
+    ):
+        counter.add(text)
+    dust, gaming, windows, controller = (
+        counter.use_of(v) for v in ("dust proof", "Gaming", "windows", "Controller")
+    )
+    assert (dust.uses, dust.premodifier, dust.head, dust.after_with, dust.predicate) == (1, 1, 0, 0, 0)
+    assert (gaming.uses, gaming.bare_for, gaming.after_for, gaming.premodifier) == (3, 1, 2, 2)
+    assert (windows.capitalised, windows.lower, windows.after_compatible, windows.after_for) == (2, 0, 2, 1)
+    assert windows.name() and windows.platform()
+    assert (controller.determined, controller.bare_for, controller.lower) == (1, 0, 1)
+    assert controller.common_noun() and controller.count_noun()
+    assert counter.df["gaming"] == 2  # documents, each counted once whatever the case of the value
+
+
+SLICE_USES = {  # sentences in the manner of the slice's own text (docs/design.md §5 gives the slice's counts)
+    "Dust Proof": ["Gateron dust proof switches feel smooth.", "Its dust proof switches last."],
+    "Gaming": ["Great for gaming.", "Perfect for gaming, light and fast.", "My gaming keyboard died."],
+    "Windows": ["Works with Windows fine.", "It is compatible with Windows and Mac.", "I use Windows daily."],
+    "Controller": ["The skin fits my controller well.", "Buttons on the controller stick."],
+    "Wired": ["A wired controller.", "The keyboard is wired, so no lag."],
+    "Variety Pack": ["I ordered the variety pack.", "This variety pack, though, lacked red."],
+    "LED Backlighting": ["A keyboard with LED backlighting.", "LED backlighting looks great."],
+    "Monitor": ["I hooked it up to the monitor.", "It sits under my monitor."],
+    "Optical": ["An optical mouse.", "Great optical sensor."],
+    "Space": ["The space design is cool.", "It saves space."],
+    "Travel": ["Good for travel.", "Perfect for travel and work."],
+    "Noise Cancellation": ["The noise cancellation is weak.", "A headset with noise cancellation."],
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "without_use", "with_use"),
+    [
+        ("Special Feature", "Dust Proof", "noun_feature", "modifier"),  # "featuring Dust Proof" before
+        ("Keyboard Description", "Gaming", "noun_feature", "purpose"),  # "with Gaming"
+        ("Controller Type", "Windows", "product", "platform"),  # "is it a Windows?"
+        ("Compatible Devices", "Controller", "platform", "device"),  # "for Controller"
+        ("Style", "Wired", "adj_feature", "adj_feature"),  # was "with a Wired design" (style) in round one
+        ("Pattern", "Variety Pack", "style", "product"),  # "in a Variety Pack style"
+        ("Style", "LED Backlighting", "style", "noun_feature"),  # "in an LED Backlighting style"
+        ("Specific Uses For Product", "Monitor", "purpose", "device"),  # "for Monitor"
+        ("Movement Detection Technology", "Optical", "adj_feature", "modifier"),  # "that is Optical"
+        ("Theme", "Space", "style", "style"),
+        ("Special Feature", "Travel", "noun_feature", "purpose"),  # "with Travel"
+        ("Special Feature", "Noise Cancellation", "noun_feature", "noun_feature"),
+    ],
+)
+def test_kinds_follow_how_the_domain_writes_each_value(
+    key: str, value: str, without_use: str, with_use: str
+) -> None:
+    """The key and the parse alone type the reader's round-one faults wrong (``without_use``); the
+    domain's own use of each value types them as a reader would (``with_use``)."""
+    k = key_kind(key)
+    reading = read_values([(value, k)], load_spacy())[(value, k)]
+    counter = PhraseCounter([value])
+    for text in SLICE_USES[value]:
+        counter.add(text)
+    assert kind_of(key.lower(), reading) == without_use
+    assert kind_of(key.lower(), reading, counter.use_of(value)) == with_use
+
+
+MIDNIGHT_CLUB = {  # B000WQ3838, trimmed: four descriptors (publisher, item type, rating, language)
+    "parent_asin": "B000WQ3838",
+    "title": "Midnight Club: Los Angeles - Playstation 3",
+    "store": "Rockstar Games",
+    "categories": ["Video Games", "Legacy Systems", "PlayStation Systems", "PlayStation 3", "Games"],
+    "details": {"Type of item": "Video Game", "Language": "English", "Rated": "Teen", "Manufacturer": "Rockstar Games"},
+    "features": ["Incredible selection of licensed muscle cars, tuners, exotics, motorcycles and luxury cars"],
+    "description": ["The entire city of Los Angeles is your playground as you speed through the streets."],
+}  # fmt: skip
+GAME_REVIEWS = (  # written for this test, in the manner of the slice's reviews
+    "Fun video game for teens, my son plays it for hours.",
+    "Bought it for PlayStation 3 and it runs fine. English voices.",
+    "The best games are racing games, and this one is great on PlayStation 3.",
+    "Rated teen but fine for everyone.",
+)
+
+
+def test_a_category_node_the_text_uses_as_a_platform_is_a_fifth_core_term() -> None:
+    """A game's attributes give four descriptors; its category path names its platform. Only a node the
+    domain's text writes as a name after "for"/"compatible with" is offered, digits kept."""
+    model = descriptor_model([MIDNIGHT_CLUB], GAME_REVIEWS)
+    cands = attribute_candidates(MIDNIGHT_CLUB)
+    nodes = {c.value: model.judge(c) for c in cands if c.key == CATEGORY_KEY}
+    assert nodes == {
+        "Legacy Systems": "unattested",
+        "PlayStation Systems": "unattested",
+        "PlayStation 3": "ok",
+        "Games": "category_not_platform",  # common noun: "racing games"
+    }
+    row = product_row(MIDNIGHT_CLUB, model=model)
+    assert row["is_target"] and row["core_terms"] == [
+        "Rockstar Games",
+        "Video Game",
+        "Teen",
+        "English",
+        "PlayStation 3",
+    ]
+    assert row["core_kinds"][-1] == "platform"
+    assert {"name": "Category", "value": "PlayStation 3"} in row["attributes"]
+    judged: list = []
+    finish_row(product_base(MIDNIGHT_CLUB), cands, model, judged)
+    report = rejection_report(judged)
+    assert report["values"] == len(cands) - 4 and report["category_nodes"]["offered"] == 4
+    assert report["category_nodes"]["accepted"] == 1
+    assert report["category_nodes"]["by_kind"] == {"unattested": 2, "category_not_platform": 1}
+
+
+def test_a_value_starting_with_a_preposition_is_a_fragment_where_the_text_ends_phrases_with_it() -> None:
+    """ "How to install: with adhesive" read as a premodifier ("Show me a with adhesive sticker"); the
+    text writes it as a phrase of its own, unlike "over ear" ("over ear headphones")."""
+    counter = PhraseCounter(["with adhesive", "Over Ear"])
+    for text in (
+        "Sticks on with adhesive.",
+        "Install it with adhesive, then press.",
+        "Soft over ear cushions.",
+    ):
+        counter.add(text)
+    cands = [Candidate("How to install", "how to install", "with adhesive", True),
+             Candidate("Form Factor", "form factor", "Over Ear", True)]  # fmt: skip
+    model = DescriptorModel.learn([cands], counter)
+    assert model.value_verdict(cands[0]) == "fragment" and model.value_verdict(cands[1]) == "ok"
+
+
+def test_a_query_writes_a_common_word_in_lower_case_and_a_name_as_it_stands() -> None:
+    """ "a dust proof skin for a video game", not "a Dust Proof skin for a Video Game": the domain's running
+    text writes these in lower case; names, acronyms and brands keep their capitals (issue 43, round two)."""
+    counter = PhraseCounter(["Dust Proof", "Windows", "USB", "Mountain", "Video Game"])
+    for text in ("Gateron dust proof switches feel smooth.", "It works with Windows and Mac fine.",
+                 "The USB cable is short.", "We hiked a mountain.", "A fun video game for kids."):  # fmt: skip
+        counter.add(text)
+    cands = [Candidate("Special Feature", "special feature", "Dust Proof", True),
+             Candidate("Operating System", "operating system", "Windows", True),
+             Candidate("Connectivity Technology", "connectivity technology", "USB", True),
+             Candidate("Brand", "brand", "Mountain", True),
+             Candidate("Type of item", "type of item", "Video Game", True)]  # fmt: skip
+    model = DescriptorModel.learn([cands], counter)
+    forms = [model.written_form(c) for c in cands]
+    assert forms == ["dust proof", "Windows", "USB", "Mountain", "video game"]

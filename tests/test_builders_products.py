@@ -62,8 +62,10 @@ def test_clean_text_html_urls_mojibake_cjk() -> None:
 def test_attribute_filters_of_spec() -> None:
     assert clean_attribute_value("Black, White") == "Black"
     assert clean_attribute_value("PlayStation 4") is None  # digit
+    assert clean_attribute_value("PlayStation 4", digits=True) == "PlayStation 4"  # a category node's name
     assert clean_attribute_value("Lightweight Design With Flip Mic") is None  # > 3 words
     assert clean_attribute_value("No") is None and clean_attribute_value("true") is None
+    assert clean_attribute_value("Default") is None  # a form's unchanged default, not a colour ("in Default")
     assert clean_attribute_value("日本") is None and clean_attribute_value("---") is None
     assert clean_attribute_value("x" * 201) is None and clean_attribute_value(12) is None
 

@@ -180,13 +180,16 @@ def test_card_statistics_match_the_parquet_files(built: tuple[WorkDir, Path]) ->
 
 
 def test_card_reports_query_naturalness_from_the_rows(built: tuple[WorkDir, Path]) -> None:
-    """Issue 43: the card's figures are the checker's over the published rows (text and attribute names)."""
+    """Issue 43: the card's figures are the checker's over the published rows (text, attribute names) and
+    the published corpus."""
     from pqb.builders.reports.query_checks import check_queries
+    from pqb.dataset.schema import document_string
 
     _, ds = built
     card = (ds / "README.md").read_text()
     rows = pq.read_table(config_path(ds, "video_games")).to_pylist()
-    rep = check_queries(rows)
+    docs = pq.read_table(config_path(ds, "video_games-corpus")).to_pylist()
+    rep = check_queries(rows, corpus=[document_string(d["title"], d["text"]) for d in docs])
     section = card.split("## Query naturalness", 1)[1].split("\n## ", 1)[0]
     assert f"- **video_games** ({len(rows)} queries, {rep.terms} distinct core terms):" in section
     assert f"wrong-kind phrasings: **{rep.wrong_kind} (" in section

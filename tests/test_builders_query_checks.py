@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pqb.builders.reports.query_checks import SAMPLE, check_queries, count_questions, opening
+from pqb.builders.reports.query_checks import SAMPLE, check_queries, corpus_uses, count_questions, opening
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,3 +108,93 @@ def test_the_checker_reads_no_generator_labels() -> None:
         for m in imported
         if m.startswith(("pqb.builders.queries", "pqb.builders.kinds", "pqb.builders.source"))
     }
+
+
+ROUND_ONE = [  # the reader's wrong-kind phrasings in round one's rebuild, verbatim, with their rows' attributes
+    row(
+        "Hoping to find some Red MIGHTY SKINS skin with an Ocean design and with Dust Proof. Is there one for "
+        "Controller?",
+        [("Brand", "MIGHTY SKINS"), ("Color", "Red"), ("Compatible Devices", "Controller"),
+         ("Special Feature", "Dust Proof"), ("Theme", "Ocean")],
+    ),
+    row(
+        "i'm trying to find something made by redragon, with gaming, with usb connectivity, and for windows. "
+        "needs to be ergonomic",
+        [("Brand", "Redragon"), ("Connectivity Technology", "USB"), ("Special Feature", "Ergonomic"),
+         ("Operating System", "Windows"), ("Keyboard Description", "Gaming")],
+    ),
+    row(
+        "Can it come from TECKNET? Compatible with Gaming Console, I need an Ergonomic Windows keyboard with a "
+        "Wired design.",
+        [("Brand", "TECKNET"), ("Style", "Wired"), ("Compatible Devices", "Gaming Console"),
+         ("Special Feature", "Ergonomic"), ("Operating System", "Windows")],
+    ),
+    row(
+        "Some Winter Forces Windows and ideally it supports Bluetooth. Preferably from Microsoft. I would "
+        "prefer it if it is compatible with Xbox One.",
+        [("Brand", "Microsoft"), ("Color", "Winter Forces"), ("Compatible Devices", "Xbox One"),
+         ("Connectivity Technology", "Bluetooth"), ("Controller Type", "Windows")],
+    ),
+]  # fmt: skip
+WRITTEN_WELL = [  # the same values where they fit, and nouns the parse misreads as adjectives
+    row(
+        "What is a good Over Ear headset with Microphone and for PC that has USB and is made by NUBWO?",
+        [("Brand", "NUBWO"), ("Form Factor", "Over Ear"), ("Special Feature", "Microphone"),
+         ("Hardware Platform", "PC"), ("Connectivity Technology", "USB")],
+    ),
+    row(
+        "I play on Windows. I need a Red Dust Proof keyboard for gaming with a Space design, by Redragon.",
+        [("Brand", "Redragon"), ("Color", "Red"), ("Special Feature", "Dust Proof"),
+         ("Keyboard Description", "Gaming"), ("Theme", "Space"), ("Operating System", "Windows")],
+    ),
+]  # fmt: skip
+CORPUS = (  # document lines written for this test in the manner of the slice's published corpus
+    "Redragon K552 Mechanical Gaming Keyboard\nfeatures:\n#1: Gateron dust proof switches, smooth and quiet.",
+    "Tecknet Keyboard\ndescription: Its dust-proof keys last. A wired keyboard with a braided cable.",
+    "RGB Keyboard\ndescription: Built for gaming. Great for gaming, typing and work. Works with Windows 10.",
+    "Gaming Mouse\ndescription: Made for gaming. It is compatible with Windows and Mac, and plugs into any PC.",
+    "Headset\ndescription: A wired headset with microphone; the microphone is clear. Use it on Windows, with USB.",
+    "Skin\ndescription: A skin with a space design for your controller, and a micro-USB port. No wired lag.",
+)
+
+
+def test_the_corpus_reads_what_the_parse_cannot() -> None:
+    """Issue 43, round two: the parser reads "Dust Proof", "Gaming" and "Windows" as nouns, so the checker
+    passed round one's 12 wrong-kind phrasings (a reader found them). The hyphenated reading ("the
+    dust-proof ones") and how the published corpus writes each term ("dust-proof", "for gaming", "Windows"
+    capitalised, "wired" never before "design") flag them, and what fits still passes ("with Microphone",
+    "Over Ear headset", "has USB")."""
+    blind = check_queries(ROUND_ONE, examples=10)
+    assert blind.wrong_kind == 1 and "'Dust Proof'" in blind.examples["wrong_kind"][0]  # the parse alone
+    rep = check_queries(ROUND_ONE, examples=10, corpus=CORPUS)
+    assert rep.wrong_kind == 4, rep.examples
+    notes = " ".join(rep.examples["wrong_kind"])
+    assert "adjective after 'with': 'Dust Proof'" in notes
+    assert "a purpose after 'with' (the corpus writes 'for gaming'): 'Gaming'" in notes
+    assert "a participle the corpus never writes before 'design': 'Wired'" in notes
+    assert "a name as a predicate or a head noun: 'Windows'" in notes
+    well = check_queries(WRITTEN_WELL, corpus=CORPUS)
+    assert (well.wrong_kind, sum(well.term_faults.values())) == (0, 0), well.examples
+
+
+def test_corpus_uses_are_counted_per_occurrence() -> None:
+    use = corpus_uses(CORPUS, ["Dust Proof", "Gaming", "Windows", "Wired", "Microphone"])
+    assert (use["dust proof"].premodifier, use["dust proof"].hyphenated) == (1, 1)
+    assert use["gaming"].after_for == 3 and use["gaming"].after_noun_slot == 0
+    assert use["windows"].name() and use["windows"].capitalised == 3
+    assert (use["wired"].uses, use["wired"].before_design) == (3, 0) and use[
+        "microphone"
+    ].after_noun_slot == 1
+
+
+def test_a_term_the_corpus_writes_after_an_article_is_a_noun_whatever_the_parse_says() -> None:
+    """The parse reads "kickstand" as an adjective; "a kickstand." in the corpus says it is a noun."""
+    q = row("I need a case with Kickstand by wds.", [("Special Feature", "Kickstand"), ("Brand", "wds")])
+    assert check_queries([q]).wrong_kind == 1  # the parse alone: "adjective after 'with'"
+    corpus = [
+        "It has a kickstand. The kickstand folds.",
+        "Fold out the kickstand, then play.",
+        "A kickstand.",
+    ]
+    assert corpus_uses(corpus, ["Kickstand"])["kickstand"].determined == 3  # not "the kickstand folds"
+    assert check_queries([q], corpus=corpus).wrong_kind == 0

@@ -29,7 +29,7 @@ from pqb.builders.publish.layout import config_path, published_configs
 from pqb.builders.workdir import WorkDir, library_versions
 from pqb.dataset import settings
 from pqb.dataset.io import atomic_write_text
-from pqb.dataset.schema import POSITIONS, SCHEMA_VERSION, config_kind
+from pqb.dataset.schema import POSITIONS, SCHEMA_VERSION, config_kind, document_string
 
 STAT_COLUMNS: tuple[str, ...] = (
     "syntactic", "writing_error", "total", "user_profiles", "sentences", "syntactic_pairs",
@@ -407,8 +407,9 @@ def _pct(n: int, d: int) -> str:
 
 def _naturalness_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
     """Per domain: the deterministic naturalness check of the published queries
-    (:mod:`pqb.builders.reports.query_checks`, which reads only the text and the attribute names) and the
-    ingest stage's core-term judgement (:mod:`pqb.builders.source.descriptors`); empty without rows."""
+    (:mod:`pqb.builders.reports.query_checks`, which reads only the text, the attribute names and the
+    published corpus) and the ingest stage's core-term judgement (:mod:`pqb.builders.source.descriptors`);
+    empty without rows."""
     from pqb.builders.reports.query_checks import check_queries
     from pqb.builders.source.descriptors import REJECTIONS
 
@@ -421,7 +422,9 @@ def _naturalness_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
         if config_kind(c)[1] != "rows" or "-release" in c:
             continue
         rows = _table(dataset_dir, c).select(["query", "core_terms", "attributes"]).to_pylist()
-        rep = check_queries(rows, examples=2)
+        docs = _table(dataset_dir, f"{config_kind(c)[0]}-corpus")
+        corpus = None if docs is None else [document_string(d["title"], d["text"]) for d in docs.to_pylist()]
+        rep = check_queries(rows, examples=2, corpus=corpus)
         n = rep.queries
         faults = ", ".join(f"{k} {v}" for k, v in sorted(rep.term_faults.items())) or "none"
         lines += [
@@ -449,6 +452,15 @@ def _naturalness_section(dataset_dir: Path, workdirs: Sequence[WorkDir]) -> str:
                 f"attribute values rejected ({_pct(judged['rejected'], judged['values'])}): {kinds}. Keys "
                 f"found not to carry descriptors (values passing / values): {keys or 'none'}."
             ]
+            nodes = judged.get("category_nodes") or {}
+            if nodes.get("offered"):
+                shown = ", ".join((nodes.get("examples") or {}).get("ok", []))
+                lines.append(
+                    f"  - category-path nodes offered as platforms: {nodes['accepted']} of {nodes['offered']} "
+                    "kept (the domain's text writes them as names after for / compatible with"
+                    + (f": {shown}" if shown else "")
+                    + ")."
+                )
     return "\n".join(lines)
 
 
@@ -608,12 +620,16 @@ def render_card(
             "attribute value is judged on the domain's own data (`pqb.builders.source.descriptors`): its "
             "own parse (instruction verbs, fragments, placeholders are rejected), whether the product's own "
             "text, other products' text or the domain's reviews attest it (*unattested* otherwise), and "
-            "whether its key carries descriptors (at least half of the key's values pass). The check below "
-            "reads only the published queries and attribute names (`pqb.builders.reports.query_checks`, "
-            "spaCy): a *wrong-kind phrasing* is a core term in a slot built for another kind (an adjective, "
-            "colour, rating or design name after with/offering/featuring/has; an adjective or colour after "
-            "made of/for/by; a fragment anywhere). Perplexity and rated naturalness are not here: they "
-            "need a model or raters (`pqb-build validate`).",
+            "whether its key carries descriptors (at least half of the key's values pass); each is typed "
+            'from its key, its parse and how the domain\'s text uses it ("for gaming", "works with '
+            'Windows", "dust proof switches"), and a category-path node the text uses as a platform is '
+            "a candidate too. The check below reads only the published queries, attribute names and corpus "
+            "(`pqb.builders.reports.query_checks`, spaCy): a *wrong-kind phrasing* is a core term in a slot "
+            "built for another kind (an adjective, colour, rating or design name after "
+            "with/offering/featuring/has, or a purpose there; an adjective or colour after made of/for/by; a "
+            "participle before design/style; a name as a predicate or a head noun; a fragment anywhere). "
+            "Perplexity and rated naturalness are not here: they need a model or raters (`pqb-build "
+            "validate`).",
             "",
             _naturalness_section(dataset_dir, workdirs) or "- (no rows)",
             "",

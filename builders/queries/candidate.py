@@ -29,6 +29,8 @@ class ProductSpec:
     title: str
     core: tuple[tuple[str, str], ...]
     kinds: tuple[str, ...] = ()
+    forms: tuple[str, ...] = ()
+    """How a query writes each core term (the term itself, case aside: "dust proof"); empty: as it is."""
 
     @property
     def core_terms(self) -> list[str]:
@@ -42,11 +44,16 @@ class ProductSpec:
             names.setdefault(str(a["value"]).strip().lower(), str(a["name"]))
         core = tuple((names.get(t.strip().lower(), ""), t) for t in rec.get("core_terms") or [])
         kinds = tuple(str(k) for k in rec.get("core_kinds") or [])
+        forms = tuple(str(f) for f in rec.get("core_forms") or [])
+        same = len(forms) == len(core) and all(
+            f.lower() == t.lower() for f, (_, t) in zip(forms, core, strict=True)
+        )
         return cls(
             asin=str(rec["parent_asin"]),
             title=str(rec.get("title") or ""),
             core=core,
             kinds=kinds if len(kinds) == len(core) else (),
+            forms=forms if same else (),
         )
 
 

@@ -4,17 +4,21 @@ A fixed list of frames makes the frame list, not the user, decide what a user sa
 queries that all matched one of them). Here a query is composed, per candidate, from independent
 seeded choices:
 
-* an **opener** (:data:`OPENERS`: declaratives "I'm looking for", imperatives "show me", questions "do
-  you have", a bare noun phrase, a cleft), which fixes the main clause's mood and final punctuation;
-* a **head noun**: a product noun the title names (:data:`HEAD_NOUNS`), a generic one, or a kind
-  attribute ("a gamepad ...");
+* an **opener** (:data:`OPENERS`: declaratives "I'm looking for", "I was looking for", "I needed",
+  imperatives "show me", questions "do you have", a bare noun phrase), which fixes the main clause's
+  mood and final punctuation; the inventory follows how the domain's reviewers say what they wanted
+  (issue 43, round two; the counts are in :data:`OPENERS`' docstring);
+* a **head noun**: the product kind when it is a core term ("a gamepad ..."), else the product's own
+  noun, the one its title heads with (:func:`title_heads`: "Wired Gaming Headset with Mic, ...":
+  headset), else a generic one ("something", "one": never right after a platform, "an Xbox one");
 * for **each attribute, a syntactic role** (:data:`ROLES`): premodifier ("a black Sony controller"),
   prepositional phrase ("by Sony", "for PC"), relative clause ("that comes in black"), a separate
-  sentence ("It has to be by Sony."), or a question ("Does it come in black?"); two attributes in
-  the same slot are **coordinated** ("with rumble and vibration", "that is wired and comes in black");
+  sentence ("It has to be by Sony."; or, before the request, "I play on PC.", "I'm a fan of Sony."), or
+  a question ("Does it come in black?"); two attributes in the same slot are **coordinated** ("with
+  rumble and vibration", "that is wired and comes in black");
 * **connective and ordering** variation: attribute order is shuffled, follow-up sentences may come
-  first, a prepositional phrase may be fronted ("For PC, I need ..."), follow-ups join with ". ",
-  ", and ", " - ", "; ";
+  first, a "for" phrase may be fronted ("For my laptop, I need ..."), follow-ups join with ". ", ", and
+  ", " - ", "; ";
 * **surface habits** drawn per candidate at the rates of the domain's reviews (:mod:`pqb.builders.queries.surface`).
 
 Every attribute is placed exactly once by construction (the lexical filter still checks it). The
@@ -42,7 +46,7 @@ def attribute_role(name: str) -> str:
     """The kind of an attribute from its key alone (:func:`pqb.builders.kinds.key_kind`): the fallback
     for a product without typed core terms (``core_kinds``); a feature is then taken as nominal."""
     kind = key_kind(name)
-    return "noun_feature" if kind == "feature" else kind
+    return {"feature": "noun_feature", "category": "platform"}.get(kind, kind)
 
 
 # Frames per kind (docs/design.md §7): what follows the head noun, and verb phrases (3sg verb, base,
@@ -50,9 +54,10 @@ def attribute_role(name: str) -> str:
 # "made of", platforms "for", ratings "rated"; a brand is "by"/"from" or a premodifier.
 _PP: dict[str, tuple[str, ...]] = {
     "brand": ("by {v}", "from {v}", "made by {v}"),
-    "color": ("in {v}", "in {v}", "in the color {v}"),
+    "color": ("in {v}",),
     "material": ("made of {v}", "made from {v}"),
     "platform": ("for {v}", "for {v}", "compatible with {v}"),
+    "device": ("for my {v}", "for a {v}", "compatible with a {v}"),
     "purpose": ("for {v}",),
     "connectivity": ("with {v}", "with {v} connectivity"),
     "style": ("in a {v} style", "with a {v} design"),
@@ -62,15 +67,29 @@ _PP: dict[str, tuple[str, ...]] = {
     "language": ("in {v}",),
     "noun_feature": ("with {v}", "with {v}", "featuring {v}"),
     "adj_feature": (),
+    "modifier": (),
     "product": (),
 }
 _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "brand": (("is", "be", "made by {v}"), ("comes", "come", "from {v}")),
+    "brand": (("is", "be", "made by {v}"), ("is", "be", "from {v}")),
     "color": (("comes", "come", "in {v}"), ("is", "be", "{v}")),
     "material": (("is", "be", "made of {v}"), ("is", "be", "made from {v}")),
-    "platform": (("works", "work", "with {v}"), ("is", "be", "compatible with {v}"), ("is", "be", "for {v}")),
+    "platform": (
+        ("works", "work", "with {v}"),
+        ("runs", "run", "on {v}"),
+        ("is", "be", "compatible with {v}"),
+    ),
+    "device": (
+        ("works", "work", "with my {v}"),
+        ("works", "work", "with a {v}"),
+        ("is", "be", "compatible with a {v}"),
+    ),
     "purpose": (("is", "be", "made for {v}"), ("is", "be", "good for {v}")),
-    "connectivity": (("supports", "support", "{v}"), ("uses", "use", "{v}"), ("has", "have", "{v}")),
+    "connectivity": (
+        ("supports", "support", "{v}"),
+        ("connects", "connect", "via {v}"),
+        ("has", "have", "{v}"),
+    ),
     "style": (("comes", "come", "in a {v} style"), ("has", "have", "a {v} design")),
     "size": (("comes", "come", "in {v}"), ("is", "be", "size {v}")),
     "age_rating": (("is", "be", "rated {v}"), ("has", "have", "a {v} rating")),
@@ -78,61 +97,94 @@ _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
     "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
     "noun_feature": (("has", "have", "{v}"), ("comes", "come", "with {v}"), ("offers", "offer", "{v}")),
     "adj_feature": (("is", "be", "{v}"),),
+    "modifier": (),
     "product": (("is", "be", "a {v}"),),
 }
 _PRE_ORDER: tuple[str, ...] = (
-    "size", "adj_feature", "style", "color", "audience", "brand", "language", "material", "connectivity",
-    "purpose", "platform",
+    "size", "adj_feature", "style", "color", "audience", "brand", "language", "material", "modifier",
+    "connectivity", "purpose", "device", "platform",
 )  # fmt: skip
 """Kinds that can premodify the head noun, in the order English stacks them (qualities, colour, then the
 maker, then the noun modifiers nearest the head: "a wireless black Sony USB controller")."""
-_ANY_PP = frozenset(_PP) - {"brand", "adj_feature", "product"}
+_ONLY_PRE = frozenset({"modifier"})
+"""Kinds with no frame but the premodifier (the domain's text writes them only before a noun)."""
+_ANY_PP = frozenset(k for k, frames in _PP.items() if frames) - {"brand"}
 """Kinds that read naturally in "Any ___?" ("Any in black?", "Any for PC?"; not "Any by Sony?")."""
 MAX_QUESTIONS = 1
 """Questions per query at most (the main clause counts): no stacked questions (issue 43)."""
 
 OPENERS: dict[str, tuple[str, str, str]] = {
     "looking_for": ("I'm looking for {np}", ".", "any"),
+    "been_looking": ("I've been looking for {np}", ".", "indef"),
+    "was_looking": ("I was looking for {np}", ".", "indef"),
     "looking_for_bare": ("looking for {np}", ".", "any"),
     "need": ("I need {np}", ".", "any"),
-    "need_bare": ("need {np}", ".", "any"),
+    "need_bare": ("need {np}", ".", "indef"),
+    "needed": ("I needed {np}", ".", "indef"),
+    "in_need": ("I'm in need of {np}", ".", "indef"),
+    "we_need": ("we need {np}", ".", "indef"),
     "want": ("I want {np}", ".", "any"),
-    "would_like": ("I'd like {np}", ".", "any"),
-    "after": ("I'm after {np}", ".", "any"),
-    "searching": ("searching for {np}", ".", "any"),
+    "wanted": ("I wanted {np}", ".", "indef"),
+    "would_like": ("I'd like {np}", ".", "indef"),
+    "after": ("I'm after {np}", ".", "indef"),
+    "searching": ("searching for {np}", ".", "indef"),
+    "shopping": ("shopping for {np}", ".", "indef"),
+    "trying_bare": ("trying to find {np}", ".", "indef"),
     "trying": ("I'm trying to find {np}", ".", "any"),
-    "hoping": ("hoping to find {np}", ".", "any"),
+    "hoping": ("I'm hoping to find {np}", ".", "indef"),
     "market": ("I'm in the market for {np}", ".", "indef"),
     "buy": ("I want to buy {np}", ".", "any"),
-    "cleft": ("what I need is {np}", ".", "indef"),
-    "show": ("show me {np}", ".", "any"),
-    "find": ("find me {np}", ".", "any"),
-    "please_find": ("please find {np}", ".", "any"),
+    "show": ("show me {np}", ".", "indef"),
+    "find": ("find me {np}", ".", "indef"),
     "help": ("help me find {np}", ".", "any"),
-    "recommend": ("recommend {np}", ".", "indef"),
-    "do_you_have": ("do you have {np}", "?", "any"),
+    "do_you_have": ("do you have {np}", "?", "indef"),
     "is_there": ("is there {np}", "?", "indef"),
     "where": ("where can I get {np}", "?", "any"),
-    "can_you": ("can you find me {np}", "?", "any"),
+    "can_you": ("can you find me {np}", "?", "indef"),
     "anyone": ("can anyone recommend {np}", "?", "indef"),
     "whats_good": ("what's a good {np}", "?", "none"),
     "any": ("any {np}", "?", "none"),
-    "bare": ("{np}", "", "any"),
-    "wanted": ("{np} wanted", "", "none"),
+    "bare": ("{np}", "", "indef"),
+    "bare_keywords": ("{np}", "", "none"),
 }
 """Main-clause openers: template, final punctuation, and the determiners its noun phrase may take
-(``any``; ``indef``: a/an/some; ``none``: no article and a product noun as head, never "one")."""
+(``any``: a/an or the; ``indef``: a/an; ``none``: no article and a product noun as head, never "one").
+
+How the slice's reviewers say what they wanted (all 5,765 reviews of ``amazon2023-mini``, 23,873
+sentences): "looking for" 99 sentences ("I was looking for a mouse for my iMac", "I have been looking for
+a good gaming mouse for my teenage son"), "I wanted" 66 ("I wanted a quality device, that will last"),
+"I needed" 62 ("I needed a keyboard to keep by the bed"), "in the market for" 14, "I'd like" / "I would
+like" 13, "searching for" 7, "trying to find" 5, "shopping for" 3, "in need of" 3, "we needed something
+..."; the object is a noun phrase with the product's own noun as head, continued by "to", "for", "that"
+and "with" (22, 12, 11, 5 of 98 such sentences), and "for my" is written 293 times. A bare noun phrase,
+with or without its article, is what a search box gets ("black wireless gamepad for PC"). Dropped in
+round two, as no request reads so: "what I need is ..." (a cleft), "... wanted" (a classified ad), a bare
+"recommend ...", "please find ..."."""
 
 _SENTENCE = (
-    "It should {base}.", "It has to {base}.", "Needs to {base}.", "Must {base}.", "Ideally it {sg}.",
-    "I'd prefer it if it {sg}.", "It would be great if it {sg}.", "Make sure it {sg}.",
+    "It should {base}.", "It has to {base}.", "It needs to {base}.", "Ideally it {sg}.",
+    "I'd prefer one that {sg}.", "It would be great if it {sg}.",
 )  # fmt: skip
-_SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.", "I'd like it {pp}.", "One {pp} if possible.")
-_QUESTION_VP = ("Does it {base}?", "Can it {base}?")
-_QUESTION_BE = ("Is it {rest}?", "Would it be {rest}?")
+_SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.", "I'd like it {pp}.")
+_QUESTION_VP = ("Does it {base}?",)
+_QUESTION_BE = ("Is it {rest}?",)
 _QUESTION_PP = ("Any {pp}?", "Do you have one {pp}?", "Is there one {pp}?")
 _JOIN = (" ", " ", " ", " - ", "; ")
-_AND_ALSO = (", and ", ", and also ", " and ")
+_AND_ALSO = (", and ", " and ")
+_CONTEXT: dict[str, tuple[str, ...]] = {
+    "platform": ("I play on {v}.", "I game on {v}."),
+    "device": ("I have a {v}.", "I use a {v}."),
+    "brand": ("I'm a fan of {v}.", "I've always liked {v}."),
+    "purpose": ("I do a lot of {v}.",),
+}
+"""A sentence before the request that says what the shopper plays on, owns, likes or does, as the slice's
+reviewers write it ("I play Call Of Duty Ghosts on PS4 mostly.", "But I have a PC laptop I game on.", "I'm
+a fan of Cyberlink software." (45 "fan of"), "I have always loved the keyboard", "I do a lot of typing"):
+the value's one place in the query."""
+_FRONTABLE = frozenset({"platform", "device", "purpose"})
+"""Kinds whose "for ..." phrase can open the request ("For my laptop, I need ...", "For PC, I'm looking
+for ..."); "With USB, I need ...", "In Black, I need ..." and "Compatible with PC, I need ..." do not
+read as requests."""
 
 HEAD_NOUNS: tuple[str, ...] = (
     "controller", "headset", "keyboard", "mouse", "case", "cable", "charger", "adapter", "skin", "stand",
@@ -141,7 +193,9 @@ HEAD_NOUNS: tuple[str, ...] = (
     "holder", "mat", "protector", "cooler", "fan", "station", "guitar", "camera", "light", "decal",
 )  # fmt: skip
 """Product nouns a title may name; the realizer uses one the title contains as a head noun."""
-_GENERIC_HEADS = ("product", "item", "one", "something")
+_GENERIC_HEADS = ("something", "one", "one", "item")
+_TITLE_BREAK = re.compile(r"\s(?:for|compatible|with|fits|-)\s|[,(\[|:]", re.I)
+"""Where a title's head phrase ends ("Wired Gaming Headset with Mic", "Skin Compatible for PS4 Controller")."""
 
 
 @dataclass(frozen=True)
@@ -163,11 +217,20 @@ class Realization:
 
 
 def _article(phrase: str) -> str:
-    """ "a"/"an" by the first letter, except the vowel letters read as a consonant ("a one", "a USB")."""
+    """ "a"/"an" by the sound the phrase starts with: its first letter, except vowel letters read as a
+    consonant ("a one", "a USB"), a short capitalised acronym read letter by letter ("an MMTE", "an HDMI
+    cable", "a USB"; a longer one is a word: "a SADES") and an x read "ex" ("an Xbox")."""
+    first = phrase.split()[0] if phrase.split() else ""
+    letters = "".join(c for c in first if c.isalpha())
+    spelled = letters.isupper() and (
+        len(letters) <= 4 or not set(letters) & set("AEIOUY")
+    )  # "HDMI", not "SADES"
+    if spelled and len(letters) >= 2:
+        return "an" if letters[0] in "AEFHILMNORSX" else "a"
     low = phrase.lower()
     if low.startswith(("one", "uni", "use", "usb", "eu")):
         return "a"
-    return "an" if low[:1] in "aeiou" else "a"
+    return "an" if low[:1] in "aeioux" else "a"
 
 
 def _plural(value: str) -> bool:
@@ -177,10 +240,17 @@ def _plural(value: str) -> bool:
 
 
 def _fill(template: str, value: str) -> str:
-    """``template`` with ``{v}`` = ``value``, the article before it agreeing ("as an Everyone ..."); a plural
-    value takes none ("is a {v}" -> "is Pedals" would read wrong, so "are" is not needed: "is {v}")."""
-    article = "" if _plural(value) else f"{_article(value)} "
+    """``template`` with ``{v}`` = ``value``, the article before it agreeing ("an Everyone rating"); a plural
+    value that ends the phrase takes none ("for Game Consoles", "is Pedals"), one that premodifies keeps
+    it ("a Leaves design")."""
+    premodifies = re.search(r"a \{v\} \w", template) is not None
+    article = "" if _plural(value) and not premodifies else f"{_article(value)} "
     return template.replace("a {v}", f"{article}{{v}}").format(v=value)
+
+
+def _lower_first(sentence: str) -> str:
+    """A follow-up continued after a comma, dash or semicolon: its first letter lower-case, but "I" stays."""
+    return sentence if re.match(r"I\b", sentence) else sentence[:1].lower() + sentence[1:]
 
 
 def _join(items: Sequence[str], rng: random.Random) -> str:
@@ -191,25 +261,37 @@ def _join(items: Sequence[str], rng: random.Random) -> str:
 
 
 def title_heads(title: str, terms: Sequence[str]) -> list[str]:
-    """Head nouns the title names that no core term contains or is contained by (each term stays once)."""
+    """Head nouns the title names that no core term contains or is contained by (each term stays once),
+    the product's own noun first: the last one before the title's head phrase ends ("Wired Gaming
+    Headset with Mic, ... Headphone for PC": headset), then the others in title order."""
     low = title.lower()
-    out = []
+    found = []
     for noun in HEAD_NOUNS:
-        if re.search(rf"\b{noun}s?\b", low) and not any(
-            count_term(t, noun) or count_term(noun, t) for t in terms
-        ):
-            out.append(noun)
-    return out
+        m = re.search(rf"\b{noun}s?\b", low)
+        if m and not any(count_term(t, noun) or count_term(noun, t) for t in terms):
+            found.append((m.start(), noun))
+    found.sort()
+    cut = _TITLE_BREAK.search(low, 1)
+    end = cut.start() if cut else len(low)
+    head = [n for pos, n in found if pos < end][-1:] or [n for _, n in found][:1]
+    return head + [n for _, n in found if n not in head]
 
 
 def allowed_roles(p: Part) -> tuple[str, ...]:
     """The slots a part's kind can fill: premodifier (a short value of a :data:`_PRE_ORDER` kind),
-    post-head phrase (a kind with :data:`_PP` frames), relative clause, follow-up sentence, question."""
+    post-head phrase (a kind with :data:`_PP` frames), relative clause, follow-up sentence (before the
+    request, half the time, for a kind with :data:`_CONTEXT` frames), question."""
+    if p.kind in _ONLY_PRE:
+        return ("pre",)
     roles = ["rel", "sent", "q"]
     if _PP[p.kind]:
         roles += ["pp", "pp"]
-    if p.kind in _PRE_ORDER and len(p.value.split()) <= 2:
-        roles += ["pre", "pre"]
+    if (
+        p.kind in _PRE_ORDER
+        and len(p.value.split()) <= 2
+        and not (p.kind in ("platform", "device") and _plural(p.value))
+    ):
+        roles += ["pre", "pre"]  # never "a Game Consoles stand"
     return tuple(roles)
 
 
@@ -243,7 +325,11 @@ class _Composer:
         if head_part is not None:
             head, self.roles[head_part.value] = head_part.value, {"head"}
         else:
-            head = rng.choice([h for h in self.heads if dets != "none" or h not in ("one", "something")])
+            bare = dets == "none" or any(p.kind in _ONLY_PRE for p in pre)  # a modifier needs a noun after it
+            named = any(p.kind in ("platform", "device") for p in pre)  # these premodify nearest the head
+            head = rng.choice(  # never "an Xbox one" (Xbox One?), "a USB Xbox One one", "a Video Game one"
+                [h for h in self.heads if not ((bare or named) and h in ("one", "something"))]
+            )
         if head == "something":  # "a black something" is not English: qualities follow it
             rel = rel + [p for p in pre if not _PP[p.kind]]
             post, pre = post + [p for p in pre if _PP[p.kind]], []
@@ -251,12 +337,12 @@ class _Composer:
         words = [p.value for p in pre] + [head]
         self.mark(pre, "premodifier")
         body = " ".join(words)
-        choices = {"any": ("a", "a", "a", "the", "some"), "indef": ("a", "a", "some"), "none": ("",)}[dets]
+        choices = {"any": ("a", "a", "a", "the"), "indef": ("a",), "none": ("",)}[dets]
         det = "" if head == "something" else rng.choice(choices)
-        if head == "one" and det in ("a", "some"):
-            det = "a" if pre else ""  # "a black one", but "one in the Case style": never "a one"
-        if det == "a" and head_part is not None and _plural(head_part.value):
-            det = "some"
+        if head == "one" and det:
+            det = "a" if pre else ""  # "a black one", but "one in black": never "a one", nor "the TEWELL one"
+        if det == "a" and _plural(head):
+            det = ""  # "wired headphones", "a set of ..." is not ours to add
         phrase = f"{_article(body) if det == 'a' else det} {body}".strip()
         if post:
             phrase += " " + _join([self.pp(p) for p in post], rng)
@@ -298,36 +384,43 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
 
     At most :data:`MAX_QUESTIONS` question per query: a question opener leaves no question follow-up,
     and a statement takes at most one (issue 43: 21% of queries stacked two or more)."""
-    c = _Composer(rng, [*heads, *heads, *_GENERIC_HEADS])
+    c = _Composer(rng, [*heads[:1] * 4, *_GENERIC_HEADS])  # the title's own noun, else a generic one
     order = list(parts)
     rng.shuffle(order)
     slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": []}
     products = [p for p in order if p.kind == "product" and len(p.value.split()) <= 2]
-    head_part = products[0] if products and rng.random() < 0.6 else None
+    head_part = products[0] if products else None  # the product kind is the head ("a gamepad for PC ...")
     opener_key = rng.choice(sorted(OPENERS))
     template, end, dets = OPENERS[opener_key]
     questions_left = MAX_QUESTIONS - (end == "?")
-    for p in order:
+    for p in sorted(order, key=lambda p: p.kind not in _ONLY_PRE):  # premodifier-only kinds first
         if p is head_part:
             continue
-        allowed = [r for r in allowed_roles(p) if r != "pre" or len(slots["pre"]) < 2]
+        # two premodifiers at most, one of them a platform or device: not "a projector monitor console"
+        named = any(q.kind in ("platform", "device") for q in slots["pre"])
+        full = len(slots["pre"]) >= 2 or (named and p.kind in ("platform", "device"))
+        allowed = [r for r in allowed_roles(p) if r != "pre" or not full or p.kind in _ONLY_PRE]
         if questions_left <= 0 or slots["q"]:
             allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)
     if not (slots["pre"] or slots["pp"] or slots["rel"] or head_part):  # the request must name something
         moved = (slots["sent"] or slots["q"]).pop(0)
         slots["pre" if "pre" in allowed_roles(moved) else "rel"].append(moved)
-    fronted = [p for p in slots["pp"] if p.kind not in ("brand", "noun_feature")]
-    if fronted and rng.random() < 0.15:  # a fronted prepositional phrase: "For PC, I need ..."
+    fronted = [p for p in slots["pp"] if p.kind in _FRONTABLE]
+    if fronted and rng.random() < 0.15:  # a fronted prepositional phrase: "For my PC, I need ..."
         front = fronted[0]
         slots["pp"].remove(front)
         c.mark([front], "pp")
         opener_key = rng.choice(("fronted_need", "fronted_looking"))
         clause = "I need {np}" if opener_key == "fronted_need" else "I'm looking for {np}"
-        template, end, dets = f"{c.pp(front)}, {clause}", ".", "any"
+        phrase = _fill(rng.choice([f for f in _PP[front.kind] if f.startswith("for ")]), front.value)
+        template, end, dets = f"{phrase}, {clause}", ".", "any"
     main = template.format(np=c.noun_phrase(slots["pre"], slots["pp"], slots["rel"], head_part, dets))
     follow: list[str] = []
-    sent = slots["sent"]
+    context = [p for p in slots["sent"] if p.kind in _CONTEXT and rng.random() < 0.5][:1]  # one at most
+    for p in context:
+        c.mark([p], "sentence")
+    sent = [p for p in slots["sent"] if p not in context]
     while sent:
         k = 2 if len(sent) >= 2 and rng.random() < 0.5 else 1
         follow.append(c.sentence(sent[:k]))
@@ -335,15 +428,18 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     follow += [c.question(p) for p in slots["q"]]
     rng.shuffle(follow)
     main = main[0].upper() + main[1:] + (end or ("." if follow else ""))
-    if follow and not main.endswith("?") and rng.random() < 0.15:  # a follow-up first
-        follow, main = follow[1:], f"{follow[0]} {main}"
-    text = main
+    if follow and follow[0].endswith(".") and not main.endswith("?") and rng.random() < 0.15:
+        follow, main = (
+            follow[1:],
+            f"{follow[0]} {main}",
+        )  # a preference first; never a question before the request
+    text = " ".join([*(_fill(rng.choice(_CONTEXT[p.kind]), p.value) for p in context), main])
     for f in follow:
         joiner = rng.choice(_JOIN)
         if text.endswith(".") and f.endswith(".") and rng.random() < 0.3:  # coordinated follow-up clause
-            text = text[:-1] + rng.choice(_AND_ALSO) + f[0].lower() + f[1:]
-        elif joiner != " " and text.endswith("."):  # "X - Y" / "X; y": the joiner replaces the period
-            text = text[:-1] + joiner + (f if joiner == " - " else f[0].lower() + f[1:])
+            text = text[:-1] + rng.choice(_AND_ALSO) + _lower_first(f)
+        elif joiner != " " and text.endswith("."):  # "X - y" / "X; y": the joiner replaces the period
+            text = text[:-1] + joiner + _lower_first(f)
         else:
             text = f"{text} {f}"
     return Realization(" ".join(text.split()), c.roles, opener_key)
@@ -373,9 +469,10 @@ class RealizerGenerator:
         rng = random.Random(derive_seed(seed, product.asin, "realizer"))
         terms = product.core_terms
         kinds = product.kinds if len(product.kinds) == len(product.core) else ()
+        forms = product.forms if len(product.forms) == len(product.core) else terms
         parts = [
-            Part(kinds[i] if kinds else attribute_role(name), value, name)
-            for i, (name, value) in enumerate(product.core)
+            Part(kinds[i] if kinds else attribute_role(name), forms[i], name)
+            for i, (name, _) in enumerate(product.core)
         ]
         heads = title_heads(product.title, terms)
         out: list[Candidate] = []

@@ -11,8 +11,17 @@ all read as proper nouns), and each core term is read where it stands:
   Wired", "offering Ocean", "with With in-game success"); an adjective or colour after "made of",
   "for" or "by"; anything but a rating after "rated"; a fragment anywhere. A term that premodifies a
   noun ("with a Space design") is not in the slot. What a term is comes from the query's own parse (the
-  term's head tagged as an adjective or participle) and from the attribute's published name (colour,
-  rating, brand, theme/style keys), read with a small table of this module's own;
+  term's head tagged as an adjective or participle; a term of plain words also read hyphenated, "the
+  dust-proof ones", as English writes compound modifiers), from the attribute's published name (colour,
+  rating, brand, theme/style keys), read with a small table of this module's own, and, given the
+  domain's published corpus, from how its documents write the term (:class:`CorpusUse`, issue 43 round
+  two: where the parse is blind). A purpose the corpus writes after "for" and never after with/has sits
+  wrong after them ("with Gaming"); a participle it never writes before design/style sits wrong there
+  ("a Wired design"); a name it capitalises inside running text sits wrong as a predicate or as the
+  head of a noun phrase ("make sure it is Windows"); a term it does write after with/has is a noun
+  there, whatever the parse says ("with Microphone"). On round one's rebuild (114 queries) it flags 10
+  of the 12 a reader found and nothing else; the reader's other two ("in a Variety Pack style") it
+  passes;
 * a **stacked question** is a query with two or more questions (a sentence ending in "?", or a final
   sentence that lost its "?" to a surface habit but opens like a question);
 * a **core-term fault**: a term whose first word the query's parse tags as a present-tense verb
@@ -127,6 +136,12 @@ class TermReading:
     premodifier: bool
     adjective: bool
     stop_pronoun: bool = False
+    after: str = ""
+    """The word right after the term, lower-cased ("" at the end)."""
+    participle: bool = False
+    """Its head is tagged a past participle in the query ("a Wired design")."""
+    determined: bool = False
+    """It heads a noun phrase with a determiner ("some Winter Forces Windows", "a Windows")."""
 
 
 def _head_tag(doc: Any, start: int, length: int) -> str:
@@ -140,17 +155,27 @@ def _head_tag(doc: Any, start: int, length: int) -> str:
 
 def adjectives(terms: Iterable[str], nlp: Any) -> dict[str, bool]:
     """Whether each term, read alone in each of :data:`_CARRIERS`, has an adjective or participle as its
-    head in all of them."""
+    head in all of them; or, for a term of several words, whether its hyphenated form does in "the ___
+    ones are here." (written open, "dust proof" reads as two nouns; "the dust-proof ones" as an adjective,
+    as English writes compound modifiers; only for terms of plain lower-case words: not "Micro USB")."""
     items = sorted({t for t in terms if t.strip()})
     texts = [c.format(parser_casing(t)) for t in items for c in _CARRIERS]
     docs = list(nlp.pipe(texts))
+    multi = [
+        t for t in items if len(t.split()) > 1 and parser_casing(t).islower() and t.replace(" ", "").isalpha()
+    ]
+    hyphen_docs = dict(
+        zip(multi, nlp.pipe(_CARRIERS[0].format("-".join(t.lower().split())) for t in multi), strict=True)
+    )
+    start = _CARRIERS[0].index("{}")
     out = {}
     for i, term in enumerate(items):
         tags = []
         for j, carrier in enumerate(_CARRIERS):
             doc = docs[i * len(_CARRIERS) + j]
             tags.append(_head_tag(doc, carrier.index("{}"), len(term)))
-        out[term] = all(t in _ADJ_TAGS for t in tags)
+        hyphenated = term in hyphen_docs and _head_tag(hyphen_docs[term], start, len(term)) in _ADJ_TAGS
+        out[term] = all(t in _ADJ_TAGS for t in tags) or hyphenated
     return out
 
 
@@ -172,6 +197,7 @@ def read_terms(
         heads = [t for t in toks if t.head.i not in inside or t.head.i == t.i]
         head = heads[-1] if heads else toks[-1]
         before = tuple(w.lower() for w in re.findall(r"[\w']+", query[:a])[-2:])
+        after = re.findall(r"[\w']+", query[b:])[:1]
         words = [t for t in toks if any(c.isalnum() for c in t.text)]
         out.append(
             TermReading(
@@ -183,6 +209,9 @@ def read_terms(
                 if adjective is not None and term in adjective
                 else head.tag_ in _ADJ_TAGS,
                 stop_pronoun=len(words) == 1 and words[0].is_stop and words[0].pos_ in ("PRON", "DET"),
+                after=after[0].lower() if after else "",
+                participle=head.tag_ == "VBN",
+                determined=any(ch.dep_ == "det" for ch in head.children),
             )
         )
     return out
@@ -199,6 +228,8 @@ def term_fault(r: TermReading, kind: str = "") -> str:
     if tags and tags[0] in ("VB", "VBZ", "VBP"):
         return "instruction_verb"
     n = len(tags)
+    if pos[:1] == ["ADP"] and r.after and r.after not in _CORPUS_FUNCTION:
+        return ""  # a compound before its noun: "Over Ear headphones", not "with adhesive."
     if n >= 2 and pos[0] in _FUNCTION_POS and (n >= 3 or pos[1] in ("DET", "PRON", "ADP", "ADV")):
         return "fragment"
     if n >= 2 and (pos[-1] in _FUNCTION_POS | {"ADV"} or tags[-1] == "RP"):
@@ -206,28 +237,136 @@ def term_fault(r: TermReading, kind: str = "") -> str:
     return ""
 
 
-def wrong_kind(r: TermReading, kind: str) -> str:
-    """Why a term sits in a slot built for another kind (``""`` when it fits), from its reading ``r``
-    and what its attribute's published name says it is (:func:`name_kind`)."""
-    if term_fault(r, kind) == "fragment":
+def wrong_kind(r: TermReading, kind: str, use: CorpusUse | None = None) -> str:
+    """Why a term sits in a slot built for another kind (``""`` when it fits), from its reading ``r``,
+    what its attribute's published name says it is (:func:`name_kind`) and, where given, how the
+    published corpus writes it (:class:`CorpusUse`: the parser's blind spots, "with Dust Proof",
+    "with Gaming", "a Wired design", "it is Windows")."""
+    u = use if use is not None and use.uses >= MIN_CORPUS_USES else None
+    if kind != "brand" and term_fault(r, kind) == "fragment":  # a maker's name is a name
         return "fragment"
     if r.premodifier:
+        if r.after in DESIGN_WORDS and r.participle and u is not None and not u.before_design:
+            return f"a participle the corpus never writes before '{r.after}'"  # "a Wired design"
         return ""
     last = r.before[-1] if r.before else ""
     two = " ".join(r.before[-2:])
-    quality = kind == "color" or (r.adjective and kind not in ("brand", "platform", "material", "rating"))
+    compound = u is not None and u.hyphenated > 0  # "dust-proof": English hyphenates compound adjectives
+    nominal = use is not None and (use.after_noun_slot or use.determined)  # "with microphone", "a kickstand."
+    adjective = (r.adjective or compound) and not nominal
+    quality = kind == "color" or (adjective and kind not in ("brand", "platform", "material", "rating"))
     if last in NOUN_SLOTS and not (last == "with" and len(r.before) > 1 and r.before[-2] in _PLATFORM_WITH):
         if quality:
             return f"{'colour' if kind == 'color' else 'adjective'} after '{last}'"
         if kind in ("rating", "design", "brand"):
             return f"{kind} after '{last}'"
+        if u is not None and not u.after_noun_slot and u.after_for >= 2:
+            return f"a purpose after '{last}' (the corpus writes 'for {r.value.lower()}')"
         return ""
+    ends = not r.after or r.after in _CORPUS_FUNCTION
+    if u is not None and u.name() and kind != "brand" and (last in _COPULA or (r.determined and ends)):
+        return "a name as a predicate or a head noun"  # "make sure it is Windows", "some ... Windows"
     for slot in (two, last):
         if slot in _QUALITY_BLOCKED and quality:
             return f"{'colour' if kind == 'color' else 'adjective'} after '{slot}'"
     if last == "rated" and kind != "rating":
         return "not a rating after 'rated'"
     return ""
+
+
+DESIGN_WORDS = frozenset({"design", "style", "look", "theme", "pattern", "print"})
+"""Nouns a style premodifies in the realizer's and reviewers' phrasings ("a Space design")."""
+MIN_CORPUS_USES = 3
+"""Occurrences in the published corpus below which the checker does not read a term's use there."""
+_COPULA = frozenset({"is", "be", "it's", "that's", "being"})
+_PREPOSITIONS = frozenset({"for", "with", "on", "by", "from", "in", "of", "rated", "via"})
+_CORPUS_FUNCTION = frozenset(
+    {
+        "a", "an", "the", "this", "that", "these", "those", "my", "your", "our", "his", "her", "its", "their",
+        "some", "any", "no", "every", "each", "all", "both", "and", "or", "but", "nor", "so", "if", "than",
+        "then", "as", "at", "by", "for", "from", "in", "into", "of", "off", "on", "onto", "out", "over", "to",
+        "up", "with", "without", "about", "after", "before", "under", "through", "between", "via", "per", "is",
+        "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "have", "has", "had", "will",
+        "would", "can", "could", "should", "may", "might", "must", "it", "they", "them", "he", "she", "we",
+        "you", "i", "me", "us", "him", "who", "which", "what", "when", "where", "how", "not", "too", "very",
+        "also", "just", "only", "even", "more", "most"
+    }
+)  # fmt: skip
+"""Words after which a term ends its phrase (this module's own list)."""
+_WORD_RE = re.compile(r"[\w'+]+")
+
+
+@dataclass
+class CorpusUse:
+    """How the published corpus (the domain's documents) writes one term, read by this module alone:
+    occurrences, how many end a phrase right after with/has/featuring/... or right after "for" (nothing
+    but spaces between), how many premodify a word (a hyphen counts: "gaming-grade"), how many come right
+    before a design word, how often a multiword term is written hyphenated ("dust-proof"), how many end a
+    phrase right after a/an/the (a noun: "a kickstand."; an adjective never does), and how many
+    inside running text (not after ":", not at a line or sentence start, not in a mostly capitalised
+    line) are capitalised or not."""
+
+    uses: int = 0
+    after_noun_slot: int = 0
+    after_for: int = 0
+    premodifier: int = 0
+    before_design: int = 0
+    hyphenated: int = 0
+    determined: int = 0
+    capitalised: int = 0
+    lower: int = 0
+
+    def name(self) -> bool:
+        """Capitalised in at least 4 of 5 running-text occurrences (and 3 at least): a name."""
+        return self.capitalised >= 3 and self.capitalised >= 4 * self.lower
+
+
+def corpus_uses(corpus: Iterable[str], terms: Iterable[str]) -> dict[str, CorpusUse]:
+    """:class:`CorpusUse` of each term (lower-cased keys) over the ``corpus`` documents."""
+    out = {t.lower(): CorpusUse() for t in terms if t.strip()}
+    by_first: dict[str, list[str]] = {}
+    for t in out:
+        first = _WORD_RE.findall(t)
+        if first:
+            by_first.setdefault(first[0], []).append(t)
+    hyphenated = {t: re.compile(r"(?<![\w-])" + "-".join(t.split()) + r"(?![\w-])", re.I)
+                  for t in out if len(t.split()) > 1 and t.replace(" ", "").isalpha()}  # fmt: skip
+    for doc in corpus:
+        for term in {t for w in set(_WORD_RE.findall(doc.lower())) for t in by_first.get(w, ())}:
+            if term in hyphenated:  # plain words: "dust-proof", "Scratch-Resistant"; not "micro-USB"
+                out[term].hyphenated += sum(
+                    all(w[1:].islower() for w in m.split("-")) for m in hyphenated[term].findall(doc)
+                )
+            u = out[term]
+            for a, b in term_spans(doc, term):
+                u.uses += 1
+                gap = re.search(r"([\w']+)(\s+)$", doc[max(0, a - 30) : a])
+                nxt = re.match(r"(-?)\s*([\w']+|\S)?", doc[b:])
+                dash, token = (nxt.group(1), nxt.group(2) or "") if nxt else ("", "")
+                ends = not dash and (not token or not token[0].isalnum() or token.lower() in _CORPUS_FUNCTION)
+                u.premodifier += not ends
+                u.before_design += token.lower() in DESIGN_WORDS
+                if gap and ends and gap.group(1).lower() in NOUN_SLOTS:
+                    u.after_noun_slot += 1
+                if gap and ends and gap.group(1).lower() == "for":
+                    u.after_for += 1
+                if gap and ends and gap.group(1).lower() in ("a", "an", "the"):
+                    u.determined += 1
+                line_start = doc.rfind("\n", 0, a) + 1
+                line_end = doc.find("\n", b)
+                line = doc[line_start : len(doc) if line_end < 0 else line_end]
+                lead = doc[line_start:a].rstrip()
+                caps = [w for w in _WORD_RE.findall(line) if w[0].isalpha()]
+                if (
+                    lead
+                    and lead[-1] not in '.!?:;"(-*#['
+                    and sum(w[0].isupper() for w in caps) * 2 <= len(caps)
+                ):
+                    if any(c.isupper() for c in doc[a:b]):
+                        u.capitalised += 1
+                    else:
+                        u.lower += 1
+    return out
 
 
 @dataclass
@@ -261,9 +400,16 @@ def _note(examples: dict[str, list[str]], key: str, text: str, limit: int) -> No
 
 
 def check_queries(
-    rows: Iterable[Mapping[str, Any]], nlp: Any = None, *, seed: int = 0, examples: int = 3
+    rows: Iterable[Mapping[str, Any]],
+    nlp: Any = None,
+    *,
+    seed: int = 0,
+    examples: int = 3,
+    corpus: Iterable[str] | None = None,
 ) -> NaturalnessReport:
-    """The report over ``rows`` (each with ``query``, ``core_terms`` and ``attributes`` name/value)."""
+    """The report over ``rows`` (each with ``query``, ``core_terms`` and ``attributes`` name/value);
+    ``corpus``: the domain's published documents (title + text), read for how they write each term
+    (:class:`CorpusUse`); without it only the parse and the attribute names are read."""
     rows = list(rows)
     if nlp is None and rows:
         from pqb.builders.nlp import load_spacy
@@ -273,6 +419,11 @@ def check_queries(
     ex: dict[str, list[str]] = {}
     docs = nlp.pipe([parser_casing(r["query"]) for r in rows], batch_size=128) if rows else []
     adjective = adjectives((t for r in rows for t in r.get("core_terms") or []), nlp) if rows else {}
+    use = (
+        corpus_uses(corpus, {t for r in rows for t in r.get("core_terms") or []})
+        if corpus is not None
+        else {}
+    )
     faults: dict[str, str] = {}
     for r, doc in zip(rows, docs, strict=True):
         query, terms = r["query"], list(r.get("core_terms") or [])
@@ -280,7 +431,7 @@ def check_queries(
         wrong = []
         for reading in read_terms(doc, query, terms, adjective):
             kind = kinds.get(reading.value.lower(), "")
-            if why := wrong_kind(reading, kind):
+            if why := wrong_kind(reading, kind, use.get(reading.value.lower())):
                 wrong.append(f"{why}: {reading.value!r}")
             if kind != "brand" and (fault := term_fault(reading, kind)):  # a maker's name is a name
                 faults.setdefault(reading.value.lower(), fault)

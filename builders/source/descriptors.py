@@ -25,8 +25,12 @@ domain's own data:
   89 keys are.
 
 The same parses type each value (:func:`kind_of`, :mod:`pqb.builders.kinds`) from its key and its
-phrase (adjective or noun, read in "the ___ one."), so the realizer can phrase each kind in the frames
-that fit it.
+phrase (adjective or noun, read in "the ___ one."), and, since issue 43's second round, from how the
+domain's own text uses it (:class:`Usage`, counted by :class:`PhraseCounter` in the same pass as
+attestation: "works with Windows", "for gaming", "dust proof switches"), so the realizer can phrase each
+kind in the frames that fit it. The same counts decide which nodes of a product's category path are
+platforms (:data:`~pqb.builders.kinds.CATEGORY_KEY`: "PlayStation 3", not "Games") and the casing a
+query writes a value in (:meth:`DescriptorModel.written_form`).
 """
 
 from __future__ import annotations
@@ -34,11 +38,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any, NamedTuple
 
-from pqb.builders.kinds import key_kind
-from pqb.dataset.schema import count_term
+from pqb.builders.kinds import CATEGORY_KEY, key_kind
+from pqb.dataset.schema import term_spans
 
 ATTESTATION_PER = 100_000
 """A phrase is attested in a body of text when at least one in ``ATTESTATION_PER`` of its documents
@@ -48,14 +52,29 @@ of a whole category it is 46, so a placeholder a few writers quote out of millio
 MIN_DESCRIPTOR_SHARE = 0.5
 """A key carries product descriptors when at least this share of its values in the domain pass the
 value rules (parse and attestation): "more often than not"."""
+PLATFORM_SHARE = 0.05
+"""A name is used as a platform when "for ___" / "compatible with ___" hold at least this share of its
+uses. On the Video_Games slice the names listed under platform keys and used 20 times or more put 7-62%
+of their uses there (median 20%: PC 15%, Xbox 24%, Mac 10%, Windows 13%; only "Vista" none of 80), the
+names under product, feature, connectivity and style keys at most 4.8% ("Toy" 1 of 21, "English" 3.4%,
+USB 6 of 422, Bluetooth 1 of 131) unless they are platforms ("Windows" as a controller type, "NES")."""
+MODIFIER_RATIO = 2
+"""A value is a premodifier only when it premodifies a noun at least this many times as often as it ends
+a phrase (and never ends one after with/has/...): "dust proof" 4 to 1, "laser" 19 to 6, "multimedia" 31
+to 6; "fast charging" (6 to 9) and "lighting" (55 to 54, after "with" once) stay nouns."""
+MIN_SLOT_USES = 2
+"""The fewest uses in a slot that count as evidence for a kind (one occurrence is not a habit)."""
 REJECTIONS: tuple[str, ...] = (
     "placeholder",
     "instruction_verb",
     "fragment",
     "unattested",
     "not_descriptor_key",
+    "category_not_platform",
 )
-"""Why a value is not a core term, in the order they are judged (the first that applies is counted)."""
+"""Why a value is not a core term, in the order they are judged (the first that applies is counted).
+``category_not_platform``: a node of the product's category path that the domain's text does not use as
+a platform (:data:`~pqb.builders.kinds.CATEGORY_KEY`)."""
 
 _JOINERS = frozenset("-&+/'.")
 _FUNCTION_POS = frozenset({"ADP", "SCONJ", "CCONJ", "DET", "PRON", "PART", "AUX"})
@@ -160,16 +179,53 @@ def read_values(values: Iterable[tuple[str, str]], nlp: Any) -> dict[tuple[str, 
     return {(v, k): read_doc(docs[2 * i], v, k, docs[2 * i + 1]) for i, (v, k) in enumerate(items)}
 
 
-def kind_of(key: str, reading: Reading) -> str:
-    """The value's kind from its key and its parse: a product kind, a connectivity value or a feature
-    that reads as an adjective ("Over Ear", "Wired", "Scratch Resistant") is an adjectival feature;
-    any other feature is nominal ("Noise Cancellation", "Kickstand")."""
+def kind_of(key: str, reading: Reading, use: Usage | None = None) -> str:
+    """The value's kind from its key, its parse and how the domain's text uses it (:class:`Usage`).
+
+    From the key and the parse (issue 43): a product kind, a connectivity value, a style or a feature
+    that reads as an adjective ("Over Ear", "Wired", "Scratch Resistant") is an adjectival feature; any
+    other feature is nominal ("Noise Cancellation", "Kickstand"). The text's own use then corrects what
+    the key and the parse cannot see (issue 43, round two; docs/design.md §5):
+
+    * a product kind, feature or category node that is a name used as a platform ("works with Windows",
+      :meth:`Usage.platform`) is a **platform**; a platform-key value the text writes in lower case is a
+      **device**, a common noun that takes an article ("for a controller", "compatible with a laptop");
+    * a nominal feature or style used after a bare "for" more than after with/has and copulas is a
+      **purpose** ("for gaming", "for travel"), or a **device** when it is a count noun (after a
+      determiner more often than not, :meth:`Usage.count_noun`); a purpose-key value the text never
+      writes after a bare "for" is a device too ("Specific Uses For Product: Monitor": "for a monitor");
+    * a value written only before a noun, never after with/has/... nor as a predicate, is a
+      **modifier**, phrased only as a premodifier (:meth:`Usage.modifier`): adjectives ("an optical
+      mouse", "over ear headphones", "a modern keyboard": never "that is over ear") and nouns that
+      premodify far more than they head ("dust proof switches", "a laser mouse"); a nominal feature used
+      as a predicate more than after with/has is an **adjectival feature**;
+    * a style the text writes after with/has is a nominal feature ("with LED backlighting"), and one it
+      never writes before a noun is a product kind ("a variety pack"): neither is "a ___ design".
+    """
     kind = key_kind(key)
+    u = use if use is not None else Usage()
     adjectival = reading.phrase == "adjective" or reading.tags[:1] == ("IN",)
-    if kind in ("product", "connectivity", "feature") and adjectival:
-        return "adj_feature"
+    if kind in ("product", "feature", "category") and u.platform():
+        return "platform"
+    if kind == "category":  # not a kind a query can phrase: the judgement rejects the node
+        return "category"
+    if kind == "platform":
+        return "device" if u.common_noun() else "platform"
+    if kind == "purpose":
+        return "purpose" if not u.uses or (u.purpose() and not u.count_noun()) else "device"
+    if kind in ("feature", "style") and not adjectival and u.purpose():
+        return "device" if u.count_noun() else "purpose"
+    if kind in ("product", "connectivity", "feature", "style") and adjectival:
+        return "modifier" if u.modifier(adjective=True) else "adj_feature"
     if kind == "feature":
-        return "noun_feature"
+        if u.predicate >= MIN_SLOT_USES and u.predicate > u.after_with:
+            return "adj_feature"
+        return "modifier" if u.modifier() else "noun_feature"
+    if kind == "style" and u.uses:
+        if u.after_with:
+            return "noun_feature"
+        if not u.premodifier:
+            return "product"
     return kind
 
 
@@ -179,20 +235,162 @@ def attestation_threshold(n_documents: int, minimum: int = 1) -> int:
     return max(minimum, -(-n_documents // ATTESTATION_PER))
 
 
+FUNCTION_WORDS = frozenset(
+    {
+        "a", "an", "the", "this", "that", "these", "those", "my", "your", "our", "his", "her", "its", "their",
+        "some", "any", "no", "every", "each", "all", "both", "and", "or", "but", "nor", "so", "yet", "if",
+        "than", "then", "as", "at", "by", "for", "from", "in", "into", "of", "off", "on", "onto", "out", "over",
+        "to", "up", "with", "without", "about", "after", "before", "under", "through", "between", "against",
+        "during", "via", "per", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did",
+        "have", "has", "had", "will", "would", "can", "could", "should", "may", "might", "must", "it", "it's",
+        "they", "them", "he", "she", "we", "you", "i", "me", "us", "him", "who", "which", "what", "when",
+        "where", "how", "not", "too", "very", "also", "just", "only", "even", "more", "most"
+    }
+)  # fmt: skip
+"""Words after which a value ends its phrase (its head position, :class:`Usage`): this module's own
+short list, so the ingest stage that counts uses never imports spaCy."""
+_DETERMINERS = frozenset({"a", "an", "the", "this", "that", "these", "those", "my", "your", "our", "his", "her",
+                          "its", "their", "some", "any"})  # fmt: skip
+_COMPATIBLE = frozenset({"compatible", "works", "work", "working", "fits", "fit"})
+_NOUN_SLOT = frozenset(
+    {"with", "has", "have", "having", "featuring", "features", "feature", "includes", "include", "including",
+     "offers", "offering"}
+)  # fmt: skip
+_PREDICATE = frozenset(
+    {"is", "are", "was", "were", "be", "been", "being", "very", "so", "too", "not", "fully", "totally",
+     "really", "quite", "extremely", "pretty"}
+)  # fmt: skip
+_WORD_TOKEN = re.compile(r"[\w'+-]+")
+_NEXT = re.compile(r"\s*([\w'+-]+|\S)?")
+_NOT_MID = frozenset('.!?:;"(-*#[')
+
+
+@dataclass
+class Usage:
+    """How the domain's own text writes one value (every occurrence, in reviews and in sellers' text):
+    what comes right before it and whether its phrase ends with it.
+
+    ``premodifier``: a content word follows ("dust proof switches", "a wired controller"); ``head``: the
+    phrase ends with it (punctuation, a function word or the end follows), ``determined`` of these right
+    after a determiner. The slots, read from the
+    word before (a determiner between is skipped): ``after_for`` "for (the) ___", ``after_compatible``
+    "compatible with / works with ___", ``after_with`` "with / has / featuring / includes / offers ___"
+    ending its phrase, ``predicate`` "is / are / very ___" ending its phrase. ``capitalised`` / ``lower``:
+    occurrences inside running text (not at a sentence start, not in a title-cased or all-caps line)
+    written with a capital letter or without one: names are written capitalised ("Windows", "iOS"),
+    common nouns are not ("controller", "gaming")."""
+
+    uses: int = 0
+    premodifier: int = 0
+    head: int = 0
+    after_for: int = 0
+    after_compatible: int = 0
+    after_with: int = 0
+    predicate: int = 0
+    capitalised: int = 0
+    lower: int = 0
+    bare_for: int = 0
+    """Of ``after_for``, the uses with no determiner that end the phrase ("for gaming.", not "for the
+    cable." nor "for gaming keyboards")."""
+    determined: int = 0
+    """Of ``head``, the uses right after a determiner ("the monitor.", "a console,"): a count noun."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    def name(self) -> bool:
+        """Written capitalised in at least half of its running-text occurrences (a name)."""
+        return self.capitalised > 0 and self.capitalised >= self.lower
+
+    def common_noun(self) -> bool:
+        """Written in lower case in most of its running-text occurrences."""
+        return self.lower > self.capitalised
+
+    def platform(self) -> bool:
+        """A name the text puts after "for" or "compatible with" in at least :data:`PLATFORM_SHARE` of
+        its uses: what products are for ("for PC", "works with Windows"), not a name of a part ("USB")."""
+        slots = self.after_for + self.after_compatible
+        return self.name() and slots >= 1 and slots >= PLATFORM_SHARE * self.uses
+
+    def purpose(self) -> bool:
+        """Ends a phrase right after "for" (no determiner) more often than after noun slots and copulas
+        together, at least :data:`MIN_SLOT_USES` times: an activity the product serves ("for gaming",
+        "for travel"), not a thing ("for the cable")."""
+        return self.bare_for >= MIN_SLOT_USES and self.bare_for > self.after_with + self.predicate
+
+    def count_noun(self) -> bool:
+        """Heads a phrase after a determiner more often than without one ("the monitor", "a console"):
+        a thing, which takes an article, not an activity ("gaming")."""
+        return self.determined * 2 > self.head
+
+    def modifier(self, adjective: bool = False) -> bool:
+        """Written before a noun (at least :data:`MIN_SLOT_USES` times) and never after with/has/... nor as
+        a predicate: a premodifier only ("dust proof switches", "an optical mouse", "laser mouse"). A noun
+        must also premodify at least :data:`MODIFIER_RATIO` times as often as it heads a phrase ("fast
+        charging" heads as often as it premodifies: "with fast charging"); an ``adjective`` heads none."""
+        return (
+            self.after_with == 0
+            and self.predicate == 0
+            and self.premodifier >= MIN_SLOT_USES
+            and (adjective or self.premodifier >= MODIFIER_RATIO * self.head)
+        )
+
+
+def read_use(text: str, start: int, end: int) -> tuple[str, bool, bool, bool | None]:
+    """(slot, ends its phrase, after a determiner, capitalised) of the occurrence ``text[start:end]``: the
+    slot is ``for``, ``compatible``, ``with``, ``predicate`` or ``""`` (:class:`Usage`); capitalised is
+    ``None`` where the occurrence says nothing about case (a sentence start, a title-cased or all-caps
+    line)."""
+    before = [w.lower() for w in _WORD_TOKEN.findall(text[max(0, start - 48) : start])]
+    det = bool(before) and before[-1] in _DETERMINERS
+    if det:
+        before = before[:-1]
+    last = before[-1] if before else ""
+    nxt = _NEXT.match(text, end)
+    token = nxt.group(1) if nxt else None
+    ends = token is None or not token[0].isalnum() or token.lower() in FUNCTION_WORDS
+    if last == "for":
+        slot = "for"
+    elif last == "with" and len(before) > 1 and before[-2] in _COMPATIBLE:
+        slot = "compatible"
+    elif last in _NOUN_SLOT and ends:
+        slot = "with"
+    elif last in _PREDICATE and ends and not det:
+        slot = "predicate"
+    else:
+        slot = ""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : len(text) if line_end < 0 else line_end]
+    lead = text[line_start:start].rstrip()
+    cased: bool | None = None
+    if lead and lead[-1] not in _NOT_MID and not _headline(line):
+        cased = any(ch.isupper() for ch in text[start:end])
+    return slot, ends, det, cased
+
+
+def _headline(line: str) -> bool:
+    """A title-cased or all-caps line (a title, a heading): its capitals say nothing about names."""
+    ws = [w for w in _WORD_TOKEN.findall(line) if w[0].isalpha()]
+    return bool(ws) and sum(w[0].isupper() for w in ws) * 2 > len(ws)
+
+
 class PhraseCounter:
     """Counts, per candidate value, the documents (reviews, or products' own text) that contain it,
-    exactly as :func:`~pqb.dataset.schema.count_term` matches (whole words, any case), checking only the
-    values whose first word the document has: linear in the text, whatever the number of values."""
+    exactly as :func:`~pqb.dataset.schema.count_term` matches (whole words, any case), and how each
+    occurrence is used (:class:`Usage`), checking only the values whose first word the document has:
+    linear in the text, whatever the number of values."""
 
     _TOKEN = re.compile(r"\w+")
 
     def __init__(self, values: Iterable[str]) -> None:
         self.by_first: dict[str, list[str]] = {}
-        for v in sorted({" ".join(v.split()) for v in values if v.strip()}):
-            first = self._TOKEN.findall(v.lower())
+        for v in sorted({" ".join(v.split()).lower() for v in values if v.strip()}):
+            first = self._TOKEN.findall(v)
             if first:
                 self.by_first.setdefault(first[0], []).append(v)
         self.df: Counter[str] = Counter()
+        self.usage: dict[str, Usage] = {}
         self.documents = 0
 
     def add(self, text: str) -> None:
@@ -201,11 +399,30 @@ class PhraseCounter:
             return
         for tok in set(self._TOKEN.findall(text.lower())) & self.by_first.keys():
             for v in self.by_first[tok]:
-                if count_term(text, v):
-                    self.df[v.lower()] += 1
+                spans = term_spans(text, v)
+                if not spans:
+                    continue
+                self.df[v] += 1
+                u = self.usage.setdefault(v, Usage())
+                for a, b in spans:
+                    slot, ends, det, cased = read_use(text, a, b)
+                    u.uses += 1
+                    u.premodifier += not ends
+                    u.head += ends
+                    u.determined += ends and det
+                    u.after_for += slot == "for"
+                    u.bare_for += slot == "for" and ends and not det
+                    u.after_compatible += slot == "compatible"
+                    u.after_with += slot == "with"
+                    u.predicate += slot == "predicate"
+                    u.capitalised += cased is True
+                    u.lower += cased is False
 
     def attested(self, value: str, minimum: int = 1) -> bool:
         return self.df[" ".join(value.split()).lower()] >= attestation_threshold(self.documents, minimum)
+
+    def use_of(self, value: str) -> Usage:
+        return self.usage.get(" ".join(value.split()).lower(), Usage())
 
 
 @dataclass
@@ -216,6 +433,8 @@ class DescriptorModel:
     readings: dict[tuple[str, str], Reading]
     attested: frozenset[str]
     key_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    usage: dict[str, Usage] = field(default_factory=dict)
+    """How the domain's reviews and sellers' text use each value (lower-cased), both summed."""
 
     @classmethod
     def learn(
@@ -226,8 +445,8 @@ class DescriptorModel:
         nlp: Any = None,
     ) -> DescriptorModel:
         """Read every distinct value, note which ones the domain's ``reviews`` or its ``catalogue`` (the
-        products' own titles, descriptions and features) attest, then count per key how many of its
-        values pass on their own."""
+        products' own titles, descriptions and features) attest and how both use it, then count per key
+        how many of its values pass on their own."""
         pairs = {(c.value, key_kind(c.key)) for cands in products for c in cands}
         if nlp is None and pairs:  # a domain whose records offer no attribute never loads spaCy
             from pqb.builders.nlp import load_spacy
@@ -240,10 +459,20 @@ class DescriptorModel:
             if (reviews is not None and reviews.attested(v, 1))
             or (catalogue is not None and catalogue.attested(v, 2))
         )
-        model = cls(readings, attested)
+        usage = {}
+        for v in sorted({" ".join(v.split()).lower() for v, _ in pairs}):
+            u = Usage()
+            for counter in (reviews, catalogue):
+                if counter is not None:
+                    u = u + counter.use_of(v)
+            if u.uses:
+                usage[v] = u
+        model = cls(readings, attested, usage=usage)
         counts: dict[str, list[int]] = {}
         for cands in products:
             for c in cands:
+                if c.key == CATEGORY_KEY:  # judged node by node (:meth:`judge`), not as a key
+                    continue
                 entry = counts.setdefault(c.key, [0, 0])
                 entry[1] += 1
                 entry[0] += model.value_verdict(c) == "ok"
@@ -258,6 +487,9 @@ class DescriptorModel:
         r = self.reading(c)
         if r.form != "ok":
             return r.form
+        use = self.use(c.value)
+        if r.tags[:1] == ("IN",) and use.head > use.premodifier:
+            return "fragment"  # a prepositional phrase ("with adhesive"), not a premodifier ("over ear headphones")
         if (
             key_kind(c.key) != "brand"
             and not c.echo
@@ -271,14 +503,31 @@ class DescriptorModel:
         return n > 0 and passing >= MIN_DESCRIPTOR_SHARE * n
 
     def judge(self, c: Candidate) -> str:
-        """``ok`` or why ``c`` is not a core term (:data:`REJECTIONS`)."""
+        """``ok`` or why ``c`` is not a core term (:data:`REJECTIONS`). A category-path node is judged
+        on its own use, not its key's share: only a node the text uses as a platform is offered."""
         verdict = self.value_verdict(c)
-        if verdict == "ok" and not self.descriptor_key(c.key):
-            return "not_descriptor_key"
-        return verdict
+        if verdict != "ok":
+            return verdict
+        if c.key == CATEGORY_KEY:
+            return "ok" if self.kind(c) == "platform" else "category_not_platform"
+        return "ok" if self.descriptor_key(c.key) else "not_descriptor_key"
+
+    def use(self, value: str) -> Usage:
+        return self.usage.get(" ".join(value.split()).lower(), Usage())
 
     def kind(self, c: Candidate) -> str:
-        return kind_of(c.key, self.reading(c))
+        return kind_of(c.key, self.reading(c), self.use(c.value))
+
+    def written_form(self, c: Candidate) -> str:
+        """How a query writes the value: in lower case when its words are plainly capitalised ("Dust
+        Proof", "Video Game") and the domain's running text writes it in lower case more often than not
+        (:meth:`Usage.common_noun`: "dust proof switches", "a video game"), else as it stands (names,
+        acronyms, brands: "Windows", "USB", "PlayStation", "Razer"). Matching is case-insensitive, so it
+        is the same core term."""
+        plain = all(w[:1].isupper() and not any(ch.isupper() for ch in w[1:]) for w in c.value.split())
+        if key_kind(c.key) == "brand" or not plain or not self.use(c.value).common_noun():
+            return c.value
+        return c.value.lower()
 
     def summary(self) -> dict[str, Any]:
         """The learned key rule, for the stage's stats: keys that do not carry descriptors (with their
@@ -293,11 +542,21 @@ class DescriptorModel:
 
 
 def rejection_report(judged: Iterable[tuple[Candidate, str]], examples: int = 3) -> dict[str, Any]:
-    """Counts (and the first ``examples`` distinct values) of each rejection kind over judged candidates."""
+    """Counts (and the first ``examples`` distinct values) of each rejection kind over judged attribute
+    values; category-path nodes are counted apart (``category_nodes``: offered, accepted as platforms,
+    rejections by kind, examples of each), so the attribute figures keep their meaning."""
     counts: Counter[str] = Counter()
+    nodes: Counter[str] = Counter()
     seen: dict[str, list[str]] = {k: [] for k in REJECTIONS}
+    node_seen: dict[str, list[str]] = {}
     total = 0
     for c, verdict in judged:
+        if c.key == CATEGORY_KEY:
+            nodes[verdict] += 1
+            got = node_seen.setdefault(verdict, [])
+            if len(got) < examples and c.value not in got:
+                got.append(c.value)
+            continue
         total += 1
         if verdict == "ok":
             continue
@@ -308,6 +567,12 @@ def rejection_report(judged: Iterable[tuple[Candidate, str]], examples: int = 3)
     return {
         "values": total,
         "rejected": sum(counts.values()),
-        "by_kind": {k: counts[k] for k in REJECTIONS},
+        "by_kind": {k: counts[k] for k in REJECTIONS if k != "category_not_platform"},
         "examples": {k: v for k, v in seen.items() if v},
+        "category_nodes": {
+            "offered": sum(nodes.values()),
+            "accepted": nodes["ok"],
+            "by_kind": {k: nodes[k] for k in REJECTIONS if nodes[k]},
+            "examples": {k: node_seen[k] for k in sorted(node_seen)},
+        },
     }

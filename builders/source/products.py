@@ -10,7 +10,9 @@ Candidate order (our choice, documented because generation quality depends on it
 3. any other ``details`` string value, in record order, except :data:`BOILERPLATE_KEYS`
    (ranks, dates, model numbers, dimensions, policies: not things a shopper types);
 4. features: a short keyed line ("Genre: Sports") is the attribute it names, with the key stripped;
-   any other feature whose first comma segment is a short phrase is ``Feature i``.
+   any other feature whose first comma segment is a short phrase is ``Feature i``;
+5. the nodes of the category path (:func:`category_values`), kept by the judgement only where the
+   domain's text uses them as a platform ("PlayStation 3"): a game's fifth core term.
 
 Values are normalised (:func:`clean_attribute_value`): parentheticals dropped, the first comma segment
 is the one value, no digits, <=3 words, not yes/no/placeholder, an ASCII letter, no CJK, >=2 letters
@@ -32,7 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from pqb.builders.kinds import FEATURE_KEY
+from pqb.builders.kinds import CATEGORY_KEY, FEATURE_KEY
 from pqb.builders.source.descriptors import Candidate, DescriptorModel, PhraseCounter
 from pqb.builders.text import SPACE, TAG, unescape_html
 from pqb.dataset.schema import N_CORE_TERMS, count_term, document_string, words
@@ -56,6 +58,8 @@ BOILERPLATE_KEYS = frozenset(
 )  # fmt: skip
 """``details`` keys never used as attributes: identifiers, ranks, dates, measurements, policies."""
 
+CATEGORY_NAME = "Category"
+"""The attribute name a category-path node is published under (its key: :data:`~pqb.builders.kinds.CATEGORY_KEY`)."""
 DETAIL_PRIORITY: tuple[str, ...] = (
     "Color", "Material", "Style", "Hardware Platform", "Compatible Devices", "Connectivity Technology",
     "Controller Type", "Form Factor", "Special Feature", "Type of item", "Connector Type", "Shell Type",
@@ -79,6 +83,7 @@ BAD_VALUES = frozenset(
         "other",
         "one color",
         "one size",
+        "default",
     }
 )
 _DIGIT = re.compile(r"\d")
@@ -298,20 +303,24 @@ def document_text(meta: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def clean_attribute_value(raw: Any) -> str | None:
+def clean_attribute_value(raw: Any, *, digits: bool = False) -> str | None:
     """Apply the value rules to one raw value; the usable term, or ``None``.
 
     Parentheticals go first ("Polycarbonate (PC), rubber" would otherwise leave "Polycarbonate (PC");
     then the first ``,``/``;`` segment is the one value; no digits, at most 3 words, not a yes/no or
     placeholder word, an ASCII letter, and at least 2 letters (a 2-letter value only when it is a known
     acronym: "PC", "RF" are terms people type; "B", "ZD" are variant codes).
+
+    ``digits``: keep a value with digits. Only for the store's own category names, where a digit is
+    part of a name ("PlayStation 4", "Xbox 360"); in a seller's form field it is a size, a count or a
+    model number ("2 Pack", "5ft", "RECON70").
     """
     if not isinstance(raw, str) or len(raw) > 200:
         return None
     value = _PAREN.sub(" ", clean_text(raw))
     value = _SEGMENT.split(value)[0].strip(" .;:-_/\"'()[]#&+%")
     value = SPACE.sub(" ", value)
-    if not value or _DIGIT.search(value) or _CJK.search(raw):
+    if not value or (not digits and _DIGIT.search(value)) or _CJK.search(raw):
         return None
     if len(value.split()) > 3 or value.lower() in BAD_VALUES:
         return None
@@ -436,7 +445,9 @@ def attribute_candidates(meta: Mapping[str, Any], stats: Counter[str] | None = N
 
     A value the document text does not contain is skipped (``stats["not_in_document"]``): the query is
     built from the core terms, and a term the target never states measures nothing about retrieval.
-    Values equal case-insensitively are duplicates (first wins).
+    Values equal case-insensitively are duplicates (first wins). The category path's nodes come last,
+    under :data:`~pqb.builders.kinds.CATEGORY_KEY` (their ``echo``: the title, description or features
+    repeat them).
     """
     stats = stats if stats is not None else Counter()
     doc = document_text(meta)
@@ -453,6 +464,25 @@ def attribute_candidates(meta: Mapping[str, Any], stats: Counter[str] | None = N
         own = "\n".join([title, description, *(f for j, f in enumerate(features) if j != index)])
         key = canonical_key(name) if has_key else FEATURE_KEY
         out.append(Candidate(name, key, value, bool(count_term(own, value))))
+    own = "\n".join([title, description, *features])
+    for value in category_values(meta):
+        if value.lower() not in seen and count_term(doc, value):
+            seen.add(value.lower())
+            out.append(Candidate(CATEGORY_NAME, CATEGORY_KEY, value, bool(count_term(own, value))))
+    return out
+
+
+def category_values(meta: Mapping[str, Any]) -> list[str]:
+    """The nodes of the product's category path below the department (the first node names the domain),
+    cleaned as values with their digits kept ("PlayStation 4"); a node that lists several kinds
+    ("Faceplates, Protectors & Skins") is not one value. They come last among the candidates: the
+    judgement keeps only a node the domain's text uses as a platform, so a node fills a fifth core term
+    where the attributes give four (a game's publisher, "Video Game", its rating and language)."""
+    out = []
+    for node in _str_list(meta.get("categories"))[1:]:
+        value = clean_attribute_value(node, digits=True) if "," not in node else None
+        if value and value not in out:
+            out.append(value)
     return out
 
 
@@ -536,7 +566,8 @@ def finish_row(
     judged: list[tuple[Candidate, str]] | None = None,
 ) -> dict[str, Any]:
     """One ``products.parquet`` row (columns: ``PRODUCTS_SCHEMA`` in :mod:`pqb.builders.workdir`): ``base``
-    plus the selected attributes, the core terms and each core term's kind (``core_kinds``)."""
+    plus the selected attributes, the core terms, each core term's kind (``core_kinds``) and the form a query
+    writes it in (``core_forms``: "dust proof" for "Dust Proof", :meth:`DescriptorModel.written_form`)."""
     chosen = select_candidates(candidates, model, judged)
     core = chosen[:N_CORE_TERMS] if len(chosen) >= N_CORE_TERMS else []
     return {
@@ -544,6 +575,7 @@ def finish_row(
         "attributes": [{"name": c.name, "value": c.value} for c in (core or chosen[:N_CORE_TERMS])],
         "core_terms": [c.value for c in core],
         "core_kinds": [model.kind(c) for c in core],
+        "core_forms": [model.written_form(c) for c in core],
         "is_target": bool(core),
     }
 

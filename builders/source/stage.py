@@ -44,8 +44,9 @@ from pqb.builders.workdir import (
 from pqb.dataset.schema import CORPUS_SCHEMA, category_from_domain
 
 STAGE_VERSION = 1
-CORE_TERM_VERSION = 2
-"""Version of the core-term judgement (:mod:`pqb.builders.source.descriptors`); 2: issue 43's rules."""
+CORE_TERM_VERSION = 3
+"""Version of the core-term judgement (:mod:`pqb.builders.source.descriptors`); 2: issue 43's rules; 3: kinds
+from how the domain's text uses each value, category-path platforms (issue 43, round two)."""
 INGEST_BATCH = 50_000
 """Reviews per Arrow batch written by ingest: its memory is a batch, not the review file."""
 USERS_CHUNK = 20_000
