@@ -8,7 +8,7 @@ their stages would make the pipeline import every wing and every wing import the
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,11 +31,33 @@ class UserConfig:
     min_profile: int = 8
     min_heldout: int = 2
     min_sentence_tokens: int = 3
+    max_sentences: int | None = None
+    """At most this many of a user's sentences reach the syntactic profile (``None``: all of them), in the
+    split's proportions (:meth:`caps`: 200 → 160 profile and 40 held-out), the first in the order of
+    :func:`pqb.builders.seeds.sentence_key`, so the choice is seeded and independent of file order."""
     split_salt: str = "pcfg_lopo_v1|"
     profile_buckets: int = 8  # of 10: SHA-1 mod 10 < 8 → profile (80/20)
     link: LinkMode = "reviewers"
     link_users_per_product: int = 4
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if (caps := self.caps()) is not None and (
+            caps[0] < self.min_profile or caps[1] < self.min_heldout or sum(caps) < self.min_sentences
+        ):
+            raise UsageError(
+                f"max_sentences {self.max_sentences} keeps {caps[0]} profile and {caps[1]} held-out sentences, "
+                f"fewer than a user needs to qualify ({self.min_profile}, {self.min_heldout}, "
+                f"{self.min_sentences} in all): raise it"
+            )
+
+    def caps(self) -> tuple[int, int] | None:
+        """The (profile, held-out) caps :attr:`max_sentences` makes, or ``None``. Capping each side keeps
+        qualification what the uncapped counts say (each cap is at least its threshold)."""
+        if self.max_sentences is None:
+            return None
+        n_profile = self.max_sentences * self.profile_buckets // 10
+        return n_profile, self.max_sentences - n_profile
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,15 +159,18 @@ class BuildConfig:
     """Qualification thresholds (``None``: the defaults, with this config's link mode and seed)."""
     encoder: EncoderConfig | None = field(default=None, metadata=_STAGE_RECORDED)
     """Encoder hyper-parameters (``None``: the defaults with this config's seed)."""
-    encoder_users: str = field(default="all", metadata=_STAGE_RECORDED)
-    """Whose profile sentences train the encoder: ``all`` or ``qualified``."""
     encoder_max_sentences: int = field(default=50_000, metadata=_STAGE_RECORDED)
-    """At most this many profile sentences train the encoder (whole users, picked in the order of a
-    seeded SHA-1 of the user id; every eligible user when they hold fewer). It bounds the profiles
-    stage's memory and training time at any corpus size: the 16-d encoder of a few hundred SVD
-    components needs far fewer sentences than a paper-scale domain holds (training costs ~25 ms per batch
-    of 128 on one core, so 50,000 sentences and 30 epochs take about 5 minutes). 50,000 is 8× the largest
-    embedded domain (6,363), so the embedded build trains on every profile sentence."""
+    """At most this many profile sentences train the encoder: the linked users' (the only ones in
+    ``sentences.parquet``, as the authors trained on the users who get Gaussians), whole users, picked
+    in the order of a seeded SHA-1 of the user id; every linked user when they hold fewer. It bounds the
+    profiles stage's memory and training time at any corpus size: the 16-d encoder of a few hundred SVD
+    components needs far fewer sentences than a paper-scale domain holds (training costs ~25 ms per
+    batch of 128 on one core, so 50,000 sentences and 30 epochs take about 5 minutes). The embedded
+    build's linked users hold fewer, so it trains on every one of their profile sentences."""
+    error_max_sentences: int | None = field(default=None, metadata=_STAGE_RECORDED)
+    """At most this many of a user's profile sentences reach the error profile (``None``: all of them),
+    the first in the order of :func:`pqb.builders.seeds.sentence_key` (so they are among those the
+    syntactic profile read, and parsed already). The authors read the first 50 in file order."""
     n_subsamples: int = field(default=20, metadata=_STAGE_RECORDED)
     """Refits of the profile stability audit."""
     n_boot: int = field(default=500, metadata=_STAGE_RECORDED)
@@ -174,4 +199,43 @@ class BuildConfig:
 
 
 EMBEDDED_DEFAULT = BuildConfig(link="any", threshold_kind="heldout", threshold_q=0.95)
-"""The configuration of ``pqb-build`` with no arguments (:mod:`pqb.builders.pipeline` explains each choice)."""
+"""The configuration of ``pqb-build`` with no arguments (:mod:`pqb.builders.pipeline` explains each choice):
+the slice's users write ~20 sentences, so a user qualifies with 10 (8 profile, 2 held-out), nothing is capped."""
+PAPER = BuildConfig(
+    link="reviewers",
+    threshold_kind="chi2",
+    users=UserConfig(min_sentences=10, min_profile=40, min_heldout=10, max_sentences=200),
+    error_max_sentences=50,
+)
+"""``pqb-build all --preset paper``: the thresholds of the authors' code (a Gaussian needs >= 40 profile and
+>= 10 held-out sentences; an error profile reads at most 50 sentences; users kept from 10 sentences),
+a syntactic profile capped at 200 sentences, products linked to their own reviewers, the χ²₁₆ threshold."""
+PRESETS: dict[str, BuildConfig] = {"embedded": EMBEDDED_DEFAULT, "paper": PAPER}
+THRESHOLD_FIELDS = ("min_sentences", "min_profile", "min_heldout", "min_sentence_tokens", "max_sentences")
+"""The users stage's thresholds and cap that, with ``error_max_sentences``, tell the presets apart."""
+
+
+def preset(name: str, **changes: Any) -> BuildConfig:
+    """The preset ``name`` with ``changes`` applied; its users thresholds take the build's link rule and seed."""
+    if name not in PRESETS:
+        raise UsageError(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}")
+    cfg = replace(PRESETS[name], **changes)
+    if cfg.users is not None:
+        link: Any = cfg.link
+        users = replace(
+            cfg.users, link=link, link_users_per_product=cfg.link_users_per_product, seed=cfg.seed
+        )
+        cfg = replace(cfg, users=users)
+    return cfg
+
+
+def thresholds_name(users: dict[str, Any], error_max_sentences: int | None) -> str:
+    """Which preset's thresholds a build used (its users-stage config and errors cap), or ``custom``."""
+    for name, cfg in PRESETS.items():
+        mine = cfg.user_config().as_dict()
+        if (
+            all(users.get(k) == mine[k] for k in THRESHOLD_FIELDS)
+            and error_max_sentences == cfg.error_max_sentences
+        ):
+            return name
+    return "custom"

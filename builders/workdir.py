@@ -94,8 +94,10 @@ REVIEWS_SCHEMA = pa.schema(
 """Raw review texts in file order (duplicates and bad lines dropped, texts capped at ingest)."""
 SENTENCES_SCHEMA = pa.schema(
     [("user_id", pa.string()), ("parent_asin", pa.string()), ("review_idx", pa.int64()), ("sent_idx", pa.int64()),
-     ("sentence_id", pa.string()), ("text", pa.string()), ("split", pa.string())]
+     ("sentence_id", pa.string()), ("text", pa.string()), ("split", pa.string()), ("cap_key", pa.binary())]
 )  # fmt: skip
+"""The linked users' sentences (the only ones a later stage reads), with the key that orders each user's
+sentences for the profiles' caps (:func:`pqb.builders.seeds.sentence_key`)."""
 USERS_TABLE_SCHEMA = pa.schema(
     [("user_id", pa.string()), ("n_sentences", pa.int64()), ("n_profile", pa.int64()), ("n_heldout", pa.int64()),
      ("qualified", pa.bool_())]

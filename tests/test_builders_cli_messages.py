@@ -188,12 +188,17 @@ def test_the_stages_run_one_by_one_default_to_what_all_builds() -> None:
     chi2`` while ``pqb-build all`` uses the embedded default (``any``, held-out q95): the stages run by
     hand built another dataset than ``all`` from the same flags."""
     from pqb.builders.cli import build_parser
+    from pqb.builders.cli.all import config_from_args
 
     parser = build_parser()
-    everything = parser.parse_args(["all"])
+    everything = config_from_args(parser.parse_args(["all"]))
     users = parser.parse_args(["users"])
     profiles = parser.parse_args(["profiles"])
     assert (users.link, users.link_users_per_product, users.seed) == (
         everything.link, everything.link_users_per_product, everything.seed,
     )  # fmt: skip
+    assert (users.min_sentences, users.min_profile, users.min_heldout, users.max_sentences) == (
+        10, 8, 2, None,
+    ) == tuple(getattr(everything.user_config(), k) for k in ("min_sentences", "min_profile", "min_heldout",
+                                                                "max_sentences"))  # fmt: skip
     assert (profiles.threshold, profiles.threshold_q) == (everything.threshold_kind, everything.threshold_q)

@@ -179,7 +179,10 @@ def test_real_slice_end_to_end(tmp_path: Path) -> None:
 
     if not (Path(settings.PQB_AMAZON_DIR) / "Video_Games.jsonl").exists():
         pytest.skip("offline slice not available")
-    wd, cfg = WorkDir(tmp_path, "video_games"), BuildConfig(n_boot=20)
+    wd, cfg = (
+        WorkDir(tmp_path, "video_games"),
+        BuildConfig(n_boot=20, link="any"),
+    )  # the slice's reviewers miss the targets
     ing = run_ingest(wd, cfg)
     # 1,345 lines, 2 exact duplicates on (user, product, text) dropped
     assert ing["reviews"] == 1343 and ing["products"] == 1488 and ing["users_ge5_reviews"] == 115
@@ -187,7 +190,7 @@ def test_real_slice_end_to_end(tmp_path: Path) -> None:
     assert users["users_qualified"] >= 50
     prof = run_profiles(wd, cfg)
     assert (
-        prof["gaussians"] == users["users_qualified"]
+        prof["gaussians"] == users["linked_users"] <= users["users_qualified"]
         and prof["audit_pass"]["audit_numerics"] == prof["gaussians"]
     )
     val = run_validate_syntax(wd, cfg)

@@ -24,11 +24,41 @@ def test_discover_domains_needs_reviews_and_meta(tmp_path: Path) -> None:
 
 
 def test_no_arguments_means_all_with_the_embedded_default() -> None:
+    from pqb.builders.cli.all import config_from_args
+
     args = build_parser().parse_args(["all"])
-    assert args.link == EMBEDDED_DEFAULT.link == "any"
-    assert args.threshold_kind == "heldout" and args.threshold_q == 0.95
+    assert config_from_args(args) == EMBEDDED_DEFAULT
+    assert EMBEDDED_DEFAULT.link == "any" and EMBEDDED_DEFAULT.threshold_kind == "heldout"
+    assert EMBEDDED_DEFAULT.threshold_q == 0.95 and EMBEDDED_DEFAULT.user_config().max_sentences is None
     assert args.backend == "realizer" and args.n == 50 and args.max_pairs_tried == 1
     assert BuildConfig().link == "reviewers"  # the paper's setting stays the library default
+
+
+def test_paper_preset_has_the_authors_thresholds_and_caps() -> None:
+    """``--preset paper``: a Gaussian needs >= 40 profile and >= 10 held-out sentences, a syntactic profile
+    reads at most 200 sentences (160 + 40), an error profile 50; options override it, and the users
+    thresholds take the build's seed and link rule."""
+    from pqb.builders.cli.all import config_from_args
+    from pqb.builders.config import PAPER, thresholds_name
+
+    cfg = config_from_args(build_parser().parse_args(["all", "--preset", "paper"]))
+    assert cfg == PAPER
+    users = cfg.user_config()
+    assert (users.min_profile, users.min_heldout, users.max_sentences) == (40, 10, 200)
+    assert users.caps() == (160, 40) and cfg.error_max_sentences == 50
+    assert cfg.link == users.link == "reviewers" and cfg.threshold_kind == "chi2"
+    assert thresholds_name(users.as_dict(), cfg.error_max_sentences) == "paper"
+    assert thresholds_name(EMBEDDED_DEFAULT.user_config().as_dict(), None) == "embedded"
+    other = config_from_args(
+        build_parser().parse_args(["all", "--preset", "paper", "--seed", "3", "--link", "any"])
+    )
+    assert (other.user_config().seed, other.user_config().link, other.user_config().min_profile) == (
+        3,
+        "any",
+        40,
+    )
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["all", "--preset", "huge"])
 
 
 def test_options_without_a_subcommand_mean_all(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -123,7 +153,9 @@ def test_real_slice_rebuild_reproduces_the_committed_dataset(tmp_path: Path) -> 
     committed = settings.REPO_ROOT / "pqb_dataset" / "data"
     synthetic_typos = os.environ.get("PQB_TESTS_SYNTHETIC_TYPOS") == "1"  # tests/conftest.py
     if not settings.PQB_AMAZON_DIR.is_dir() or not committed.is_dir() or synthetic_typos:
-        pytest.skip("needs the offline slice at $PQB_AMAZON_DIR, real slips at $PQB_TYPOS_DIR and a committed pqb_dataset/")
+        pytest.skip(
+            "needs the offline slice at $PQB_AMAZON_DIR, real slips at $PQB_TYPOS_DIR and a committed pqb_dataset/"
+        )
     results = build(None, work=tmp_path / "work", dataset_dir=tmp_path / "ds", progress=False)
     assert any(r.rows for r in results)
     ours = {

@@ -43,11 +43,19 @@ CORE = {
 USERS = ["AHRAWUSERONE", "AHRAWUSERTWO", "AHRAWUSERTHREE"]
 
 
-def _gauss(center: tuple[float, float], threshold: float) -> RankOneDiagGaussian:
-    return RankOneDiagGaussian(np.array(center), np.array([1.0, 0.0]), 0.01, np.ones(2), threshold, "test")
+def _gauss(center: tuple[float, float], threshold: float, n_heldout: int = 4) -> RankOneDiagGaussian:
+    """A 2-d stand-in Gaussian whose audit record says it read 16 profile and ``n_heldout`` held-out sentences."""
+    audit = {"n_profile": 16, "n_heldout": n_heldout}
+    return RankOneDiagGaussian(
+        np.array(center), np.array([1.0, 0.0]), 0.01, np.ones(2), threshold, "test", audit
+    )
 
 
-GAUSSIANS = {USERS[0]: _gauss((0, 0), 6.0), USERS[1]: _gauss((4, 0), 6.0), USERS[2]: _gauss((0, 4), 6.0)}
+GAUSSIANS = {
+    USERS[0]: _gauss((0, 0), 6.0, 4),
+    USERS[1]: _gauss((4, 0), 6.0, 5),
+    USERS[2]: _gauss((0, 4), 6.0, 6),
+}
 
 
 def fake_encode(texts: list[str]) -> np.ndarray:

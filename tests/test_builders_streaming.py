@@ -259,10 +259,13 @@ def test_a_kill_loses_at_most_one_parse_chunk(tmp_path: Path, monkeypatch: pytes
 
 
 def _old_link_rows(targets, reviewers, qualified, cfg):
-    """The rule as first written: every qualified user hashed and sorted for every target."""
+    """The rule as first written: every qualified user hashed and sorted for every target (and, since
+    issue 46, no links under ``reviewers`` for a target with fewer than two qualified reviewers)."""
     qset, out = set(qualified), []
     for asin in sorted(set(targets)):
         own = sorted(u for u in set(reviewers.get(asin, ())) if u in qset)
+        if cfg.link == "reviewers" and len(own) < 2:
+            continue
         chosen = list(own)
         if cfg.link == "any":
             rank = lambda u: hashlib.sha1(f"pqb-link|{cfg.seed}|{asin}|{u}".encode()).hexdigest()  # noqa: E731,B023

@@ -11,6 +11,7 @@ from pqb.builders.cli._common import (
     report,
     workdir_of,
 )
+from pqb.dataset.argtypes import positive_int
 
 HELP = "Recover each user's writing errors (GEC + ERRANT) and build per-user, per-context error profiles."
 EPILOG = """examples:
@@ -31,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="corrector: symspell (default), quire, gector:<hub id or local path> (GECToR tagger) or "
         "seq2seq:<hub id or local path> (T5/BART text-to-text)",
     )
+    parser.add_argument(
+        "--max-sentences", type=positive_int, default=None,
+        help="read at most this many profile sentences per user, in seeded hash order (default: all; "
+        "the paper preset: 50)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.writing_errors.profiles import run_errors
 
     executor = executor_from_args(args)
-    cfg = BuildConfig(seed=args.seed, error_backend=args.backend, executor=executor)
+    cfg = BuildConfig(seed=args.seed, error_backend=args.backend, error_max_sentences=args.max_sentences,
+                      executor=executor)  # fmt: skip
     try:
         stats = run_errors(workdir_of(args), cfg, force=args.force)
     finally:

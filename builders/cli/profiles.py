@@ -45,12 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-df", type=positive_int, default=2, help="rule document-frequency threshold (default 2)"
     )
     parser.add_argument(
-        "--encoder-users",
-        choices=("all", "qualified"),
-        default="all",
-        help="whose profile sentences train it",
-    )
-    parser.add_argument(
         "--encoder-max-sentences",
         type=positive_int,
         default=50_000,
@@ -68,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
         encoder=EncoderConfig(epochs=args.epochs, min_df=args.min_df, seed=args.seed),
         threshold_kind=args.threshold,
         threshold_q=args.threshold_q,
-        encoder_users=args.encoder_users,
         encoder_max_sentences=args.encoder_max_sentences,
         executor=executor,
     )

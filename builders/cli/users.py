@@ -1,4 +1,4 @@
-"""``pqb-build users``: spaCy sentences, profile/held-out split, qualified users, product links."""
+"""``pqb-build users``: sentences, profile/held-out split, qualified users, product links, the linked users' sentences."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ from pqb.builders.cli._common import (
 )
 from pqb.dataset.argtypes import at_least, positive_int
 
-HELP = "Split reviews into sentences, qualify users and link target products to users."
+HELP = (
+    "Count every user's sentences, qualify users, link targets to users, write the linked users' sentences."
+)
 EPILOG = """examples:
   pqb-build users --domain video_games
   pqb-build users --domain video_games --link any --link-users-per-product 4 --min-sentences 10
+  pqb-build users --domain video_games --link reviewers --min-profile 40 --min-heldout 10 --max-sentences 200
 """
 
 
@@ -37,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-heldout", type=positive_int, default=2, help="qualify: at least this many held-out sentences"
     )
+    parser.add_argument(
+        "--max-sentences", type=positive_int, default=None,
+        help="the syntactic profile reads at most this many of a user's sentences, in the split's "
+        "proportions and seeded hash order (default: all; the paper preset: 200)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         min_sentences=args.min_sentences,
         min_profile=args.min_profile,
         min_heldout=args.min_heldout,
+        max_sentences=args.max_sentences,
         link=args.link,
         link_users_per_product=args.link_users_per_product,
         seed=args.seed,

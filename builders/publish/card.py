@@ -12,8 +12,9 @@ Counting rules (the paper's counts table, made explicit):
 * **writing-error** = rows whose ``error_query`` is not null (one error query each).
 * **total** = syntactic + writing-error (the paper's "Total" column is their sum).
 * **user profiles** = distinct users of the domain's rows (= rows of ``<d>-users``).
-* **sentences** = sum of ``n_sentences`` over those users (the review sentences their profiles were
-  built from; the paper's 13,650 = 273 x 50 is the same quantity with 50 sentences per user).
+* **sentences** = sum of ``n_sentences`` over those users (the review sentences their syntactic profiles
+  read: all of a user's, or at most ``max_sentences`` under a cap; the paper's 13,650 = 273 x 50 counts
+  its error profiles, 50 sentences per user, the paper preset's ``error_max_sentences``).
 """
 
 from __future__ import annotations
@@ -221,8 +222,38 @@ def _method_section(workdirs: Sequence[WorkDir]) -> str:
             f"per product, filtered by {json.dumps(gen.get('filters', {}), sort_keys=True)}.",
             f"  Users: {link_txt}. Pair distance: `{pair.get('distance', '?')}`; pairs tried per product: "
             f"{pair.get('max_pairs_tried', '?')}; seed {pair.get('seed', '?')}.",
+            f"  {_thresholds_line(wd)}",
         ]
     return "\n".join(lines)
+
+
+def _thresholds_line(wd: WorkDir) -> str:
+    """Which thresholds and caps the build used, named by preset (``pqb.builders.config.PRESETS``)."""
+    from pqb.builders.config import thresholds_name
+
+    stages = wd.manifest.get("stages", {})
+    users = stages.get("users", {}).get("config", {})
+    error_cap = stages.get("errors", {}).get("config", {}).get("max_sentences")
+    name = thresholds_name(users, error_cap)
+    which = {"embedded": "the embedded default's (looser: the slice's users write ~20 sentences)",
+             "paper": "the paper preset's (the authors' code)"}.get(name, "custom")  # fmt: skip
+    cap = users.get("max_sentences")
+    return (
+        f"Thresholds: {which}: a user qualifies with >= {users.get('min_sentences', '?')} sentences, "
+        f">= {users.get('min_profile', '?')} profile and >= {users.get('min_heldout', '?')} held-out "
+        f"(sentences of >= {users.get('min_sentence_tokens', '?')} tokens, cut at `{users.get('sentence_split', '?')}`); "
+        + (
+            f"a syntactic profile reads at most {cap} sentences, "
+            if cap
+            else "a syntactic profile reads all of them, "
+        )
+        + (
+            f"an error profile at most {error_cap} profile sentences"
+            if error_cap
+            else "an error profile all profile sentences"
+        )
+        + " (caps in the order of a seeded hash of user, product and sentence, not file order); only linked users are parsed."
+    )
 
 
 def query_skeletons(dataset_dir: Path, domain: str) -> tuple[int, int]:
@@ -591,7 +622,7 @@ def render_card(
             "personalised queries; the paper counts queries, not pairs); **writing_error** = rows with a "
             "non-null `error_query`; **total** = syntactic + writing_error; **user_profiles** = distinct "
             "users of the rows (= rows of `<domain>-users`); **sentences** = sum of `n_sentences` over those "
-            "users (review sentences behind the profiles); **syntactic_pairs** = distinct `pair_id`; "
+            "users (the review sentences their syntactic profiles read); **syntactic_pairs** = distinct `pair_id`; "
             "**target_products** = distinct `asin` of the rows; **corpus_documents** = rows of "
             "`<domain>-corpus`.",
             "",

@@ -44,7 +44,6 @@ from pqb.builders.workdir import (
     GAUSSIANS,
     PAIRS,
     PROFILES,
-    USERS,
     WorkDir,
     read_parquet,
     write_parquet,
@@ -148,16 +147,19 @@ def _error_summaries(workdir: WorkDir, user_ids: Iterable[str]) -> Any:
 
 
 def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
-    """The ``<d>-users`` config: Gaussian, threshold, sentence counts and error profile of each row user."""
+    """The ``<d>-users`` config: Gaussian, threshold, sentence counts and error profile of each row user.
+
+    The sentence counts are those the user's syntactic profile read (its Gaussian's audit record): all of
+    the user's sentences, or at most ``UserConfig.max_sentences`` under the paper preset's cap."""
     from pqb.builders.syntax.gaussian import load_gaussians
 
     gaussians = load_gaussians(workdir.file(GAUSSIANS))
-    counts = {str(r["user_id"]): r for r in read_parquet(workdir.file(USERS)).to_pylist()}
     wanted = sorted(set(user_ids))
     summary = _error_summaries(workdir, wanted)
     out = []
     for uid in wanted:
-        g, c = gaussians[uid], counts.get(uid, {})
+        g = gaussians[uid]
+        n_profile, n_heldout = int(g.audit["n_profile"]), int(g.audit["n_heldout"])
         e = summary(uid) if summary is not None else {}
         mech = e.get("mechanisms") or []
         out.append(
@@ -171,9 +173,9 @@ def users_table(workdir: WorkDir, user_ids: Iterable[str]) -> pa.Table:
                 "threshold": float(g.threshold),
                 "threshold_kind": str(g.threshold_kind),
                 "audit_valid": bool(g.audit.get("valid")),
-                "n_sentences": int(c.get("n_sentences") or 0),
-                "n_profile_sentences": int(c.get("n_profile") or 0),
-                "n_heldout_sentences": int(c.get("n_heldout") or 0),
+                "n_sentences": n_profile + n_heldout,  # what the syntactic profile read (capped or not)
+                "n_profile_sentences": n_profile,
+                "n_heldout_sentences": n_heldout,
                 "n_tokens": int(e.get("n_tokens") or 0),
                 "n_char_errors": int(e.get("n_char_errors") or 0),
                 "error_rate": float(e.get("error_rate") or 0.0),

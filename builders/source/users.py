@@ -1,22 +1,29 @@
-"""Users: review cleaning, spaCy sentences, the profile/held-out split, qualification and product links.
+"""Users: review cleaning, sentences, the profile/held-out split, qualification, the per-user cap and links.
 
-The split (docs/design.md §3, "Users") hashes a salted, normalised sentence with SHA-1: duplicate sentences always land
-on the same side, and the split does not depend on file order or on which other users are present.
-Thresholds are configuration (:class:`UserConfig`): the offline slice has ~20 sentences a user, the
-paper's data ~50.
+Sentences are cut at ``. ! ?`` followed by white space (:func:`pqb.builders.text.split_at_sentence_ends`,
+the authors' rule; chosen over spaCy's parser and senter by ``bench/bench_splitters.py``), so the users
+stage counts every user's sentences without a model and writes the sentences of the users the
+benchmark uses only (docs/design.md §3, "Users"). The split hashes a salted, normalised sentence with
+SHA-1: duplicate sentences always land on the same side, and the split does not depend on file order
+or on which other users are present. Thresholds are configuration (:class:`UserConfig`): the offline
+slice has ~20 sentences a user, the paper's data ~50.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from pqb.builders.config import UserConfig
 from pqb.builders.executor import Executor
-from pqb.builders.parses import ParseCache, split_sentences
-from pqb.builders.text import collapse_spaces, strip_tags, unescape_html
+from pqb.builders.nlp import load_tokenizer
+from pqb.builders.seeds import sentence_key
+from pqb.builders.text import collapse_spaces, split_at_sentence_ends, strip_tags, unescape_html
 
 
 def clean_review_text(text: str) -> str:
@@ -26,84 +33,101 @@ def clean_review_text(text: str) -> str:
 
 def split_bucket(sentence: str, salt: str = UserConfig.split_salt) -> int:
     """SHA-1 bucket (0–9) of the salted, lower-cased, stripped sentence."""
-    digest = hashlib.sha1((salt + sentence.strip().lower()).encode("utf-8")).hexdigest()
-    return int(digest, 16) % 10
+    digest = hashlib.sha1((salt + sentence.strip().lower()).encode("utf-8")).digest()
+    return int.from_bytes(digest, "big") % 10
 
 
 def split_of(sentence: str, cfg: UserConfig = UserConfig()) -> str:
     return "profile" if split_bucket(sentence, cfg.split_salt) < cfg.profile_buckets else "heldout"
 
 
-def sentence_rows(
-    reviews: Sequence[Mapping[str, Any]],
-    cfg: UserConfig = UserConfig(),
-    *,
-    nlp: Any | None = None,
-    cache: ParseCache | None = None,
-    executor: Executor | None = None,
-) -> list[dict[str, Any]]:
-    """One row per kept sentence of every review (``reviews`` rows: user_id, parent_asin, review_idx, text).
+def has_tokens(sentence: str, n: int) -> bool:
+    """Whether ``sentence`` has at least ``n`` tokens of the spaCy pipeline's tokenizer (white space not
+    counted), as its parse would. The tokenizer runs only when the answer is in doubt: it splits each
+    white-space word into one or more tokens, so ``n`` words are at least ``n`` tokens."""
+    if len(sentence.split(maxsplit=n)) >= n:
+        return True
+    return sum(1 for t in load_tokenizer()(sentence) if not t.is_space) >= n
 
-    The users stage calls this once per chunk of reviews; repeated texts in a chunk are cleaned and
-    split once.
-    """
-    clean = {t: clean_review_text(t) for t in {r["text"] for r in reviews}}
-    cleaned = [clean[r["text"]] for r in reviews]
-    sents = split_sentences(cleaned, nlp=nlp, cache=cache, executor=executor)
-    splits: dict[str, str] = {}
+
+def review_sentences(text: str, cfg: UserConfig = UserConfig()) -> list[str]:
+    """The sentences one raw review gives: cleaned, cut at sentence ends, pieces of fewer than
+    ``cfg.min_sentence_tokens`` tokens dropped."""
+    return [
+        s for s in split_at_sentence_ends(clean_review_text(text)) if has_tokens(s, cfg.min_sentence_tokens)
+    ]
+
+
+def count_chunk(job: tuple[Sequence[str], UserConfig]) -> np.ndarray:
+    """``(profile, held-out)`` sentence counts of each review text of one chunk (in whichever process the
+    executor chose): the users stage's counting pass, which touches every review and parses none."""
+    texts, cfg = job
+    out = np.zeros((len(texts), 2), np.int64)
+    for i, text in enumerate(texts):
+        for s in review_sentences(text, cfg):
+            out[i, int(split_bucket(s, cfg.split_salt) >= cfg.profile_buckets)] += 1
+    return out
+
+
+def sentence_rows(
+    reviews: Iterable[Mapping[str, Any]], cfg: UserConfig = UserConfig()
+) -> list[dict[str, Any]]:
+    """One row per sentence of every review (``reviews`` rows: user_id, parent_asin, review_idx, text),
+    in review order, each with its split and its :func:`~pqb.builders.seeds.sentence_key` (the cap's order).
+    Sentence ids count a review's kept sentences, so they do not depend on the cap."""
     rows: list[dict[str, Any]] = []
-    for r, ss in zip(reviews, sents, strict=True):
-        k = 0
-        for text, n_tok in ss:
-            if n_tok < cfg.min_sentence_tokens or not text:
-                continue
-            split = splits.get(text)
-            if split is None:
-                split = splits[text] = split_of(text, cfg)
+    for r in reviews:
+        idx = int(r["review_idx"])
+        for k, text in enumerate(review_sentences(r["text"], cfg)):
             rows.append(
                 {
                     "user_id": r["user_id"],
                     "parent_asin": r["parent_asin"],
-                    "review_idx": int(r["review_idx"]),
+                    "review_idx": idx,
                     "sent_idx": k,
-                    "sentence_id": f"r{int(r['review_idx'])}s{k}",
+                    "sentence_id": f"r{idx}s{k}",
                     "text": text,
-                    "split": split,
+                    "split": split_of(text, cfg),
+                    "cap_key": sentence_key(cfg.seed, r["user_id"], r["parent_asin"], text),
                 }
             )
-            k += 1
     return rows
 
 
-def count_splits(sentences: Iterable[Mapping[str, Any]], counts: dict[str, list[int]]) -> None:
-    """Add each sentence to its user's ``[profile, heldout]`` counts (the users stage does it per chunk)."""
-    for s in sentences:
-        c = counts.get(s["user_id"])
-        if c is None:
-            c = counts[s["user_id"]] = [0, 0]
-        c[0 if s["split"] == "profile" else 1] += 1
+class CapChooser:
+    """Which sentences of the users over :meth:`UserConfig.caps` reach the profile: per (user, split), the
+    ``cap`` of smallest ``cap_key``. Fed sentence rows in any order, it keeps at most twice the cap per
+    side (trimmed as it goes), so its memory is bounded by users × cap, not by their sentences."""
+
+    def __init__(self, caps: tuple[int, int]) -> None:
+        self.caps = caps
+        self._kept: dict[tuple[str, bool], list[tuple[bytes, int, int]]] = defaultdict(list)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        held = row["split"] != "profile"
+        side = self._kept[(row["user_id"], held)]
+        side.append((row["cap_key"], int(row["review_idx"]), int(row["sent_idx"])))
+        cap = self.caps[held]
+        if len(side) >= 2 * cap:
+            side[:] = heapq.nsmallest(cap, side)
+
+    def chosen(self) -> set[tuple[int, int]]:
+        """(review_idx, sent_idx) of every sentence kept. Ties in ``cap_key`` are the same text of the same
+        user about the same product, so which of them is kept changes no sentence a stage reads."""
+        return {(i, k) for (_, held), side in self._kept.items()
+                for _, i, k in heapq.nsmallest(self.caps[held], side)}  # fmt: skip
 
 
-def users_from_counts(
-    counts: Mapping[str, Sequence[int]], cfg: UserConfig = UserConfig()
-) -> list[dict[str, Any]]:
-    """Per-user counts and the qualification flag, sorted by ``user_id``, from the ``[profile, heldout]``
-    counts :func:`count_splits` accumulates chunk by chunk."""
-    out = []
-    for uid in sorted(counts):
-        n_p, n_h = counts[uid]
-        out.append(
-            {
-                "user_id": uid,
-                "n_sentences": n_p + n_h,
-                "n_profile": n_p,
-                "n_heldout": n_h,
-                "qualified": n_p + n_h >= cfg.min_sentences
-                and n_p >= cfg.min_profile
-                and n_h >= cfg.min_heldout,
-            }
-        )
-    return out
+def qualified_mask(
+    n_profile: np.ndarray, n_heldout: np.ndarray, cfg: UserConfig = UserConfig()
+) -> np.ndarray:
+    """Which users qualify, from their profile and held-out sentence counts."""
+    n_profile, n_heldout = np.asarray(n_profile), np.asarray(n_heldout)
+    return (
+        (n_profile + n_heldout >= cfg.min_sentences)
+        & (n_profile >= cfg.min_profile)
+        & (n_heldout >= cfg.min_heldout)
+    )
 
 
 def _link_rank(seed: int, asin: str, user_id: str) -> str:
@@ -124,6 +148,8 @@ def _nearest_by_rank(seed: int, asin: str, users: Sequence[tuple[str, bytes]], k
     return [u for _, u in heapq.nsmallest(k, ranked)]
 
 
+MIN_PAIR_USERS = 2
+"""Qualified reviewers a target needs to be a candidate under ``link="reviewers"`` (a pair is two users)."""
 LINK_CHUNK = 64
 """Targets per ``link="any"`` job handed to the executor (each job hashes every qualified user once per target)."""
 
@@ -143,10 +169,13 @@ def link_rows(
 ) -> list[dict[str, str]]:
     """Product↔user links, sorted by (asin, user_id).
 
-    ``reviewers``: qualified users who reviewed the product (the paper's setting). ``any``: each target
-    gets its qualified reviewers first, then other qualified users in the order of a seeded SHA-1 of
-    (asin, user), up to ``link_users_per_product`` users — for small samples in which reviewers rarely
-    overlap the targets. Either way the choice depends only on (seed, asin, user) and is reproducible.
+    ``reviewers``: qualified users who reviewed the product (the paper's setting), for the **candidate
+    targets** only: targets (products with their core terms, ``is_target``) with at least
+    :data:`MIN_PAIR_USERS` qualified reviewers, since one user makes no pair; a user who reviewed no
+    candidate target is linked to nothing, so no stage profiles them. ``any``: each target gets its
+    qualified reviewers first, then other qualified users in the order of a seeded SHA-1 of (asin, user),
+    up to ``link_users_per_product`` users — for small samples in which reviewers rarely overlap the
+    targets; every target is then a candidate. Either way the choice depends only on (seed, asin, user).
     That rule costs one hash per (target, qualified user), so ``any`` maps chunks of
     :data:`LINK_CHUNK` targets through ``executor`` (in order: the links do not depend on it).
     """
@@ -155,6 +184,8 @@ def link_rows(
     qset = set(qualified)
     asins = sorted(set(targets))
     own = {a: sorted(u for u in set(reviewers.get(a, ())) if u in qset) for a in asins}
+    if cfg.link == "reviewers":
+        asins = [a for a in asins if len(own[a]) >= MIN_PAIR_USERS]
     k = cfg.link_users_per_product
     # a target with fewer than k reviewers tops up from the k smallest ranks over all qualified users,
     # which hold at least the k - |own| non-reviewers it needs

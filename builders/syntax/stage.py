@@ -46,7 +46,10 @@ from pqb.builders.workdir import (
 )
 from pqb.dataset.progress import bar
 
-STAGE_VERSION = 4  # 2: MKL CNR mode; 3: the MLP products through linalg.matmul; 4: exp, log, sqrt too (no MKL)
+STAGE_VERSION = (
+    5  # 2: MKL CNR mode; 3: the MLP products through linalg.matmul; 4: exp, log, sqrt too (no MKL);
+)
+# 5: trains on qualified (linked) users only
 
 THRESHOLD_RULES = {
     "chi2": "chi2_{d}({q:g}) for every user",
@@ -115,9 +118,10 @@ def _rule_sets(texts: list[str], executor: Any) -> list[frozenset[str]]:
 def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageStats:
     """Rules → vocabulary/SVD/encoder on PROFILE sentences → per-user rank-one + diagonal Gaussians.
 
-    ``cfg.encoder_users="all"`` trains the encoder on the profile sentences of every user (held-out text of
-    any user is never used); ``"qualified"`` restricts it to qualified users; at most
-    ``cfg.encoder_max_sentences`` of them train it (:func:`encoder_training_users`). ``threshold_kind`` is
+    ``sentences.parquet`` holds the linked users' sentences only (the users stage writes no other), so
+    the vocabulary, the SVD and the encoder train on profile sentences of linked, qualified users (held-out
+    text is never used), at most ``cfg.encoder_max_sentences`` of them (:func:`encoder_training_users`),
+    and every Gaussian is a linked user's: no stage parses a sentence of any other user. ``threshold_kind`` is
     ``chi2`` (χ²_d quantile ``threshold_q``) or ``heldout`` (:data:`THRESHOLD_RULES`: the user's
     calibration-split D² quantile with the small-sample rule of
     :func:`pqb.builders.syntax.gaussian.calibrated_threshold`; the audit runs on the disjoint audit split).
@@ -132,7 +136,7 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     """
     seed, domain = cfg.seed, wd.domain
     threshold_kind, threshold_q = cfg.threshold_kind, cfg.threshold_q
-    encoder_users, n_subsamples = cfg.encoder_users, cfg.n_subsamples
+    n_subsamples = cfg.n_subsamples
     if threshold_kind not in {"chi2", "heldout"}:
         raise UsageError(f"threshold_kind must be 'chi2' or 'heldout', got {threshold_kind!r}")
     if cfg.encoder_max_sentences < 2:
@@ -147,7 +151,6 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
             "seed": seed,  # also seeds the stability audit's subsamples
             "threshold_kind": threshold_kind,
             "threshold_q": threshold_q,
-            "encoder_users": encoder_users,
             "encoder_max_sentences": cfg.encoder_max_sentences,
             "n_subsamples": n_subsamples,
             "spacy": installed_spacy_model_id(),
@@ -162,8 +165,11 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     t0 = time.perf_counter()
     ex = cfg.executor
     sentences = wd.path / SENTENCES
-    qualified = {u["user_id"] for u in read_parquet(wd.path / USERS).select(["user_id", "qualified"]).to_pylist()
-                 if u["qualified"]}  # fmt: skip
+    users = read_parquet(wd.path / USERS, columns=["user_id", "qualified"])
+    qualified = set(
+        users.filter(pc.fill_null(users.column("qualified"), False)).column("user_id").to_pylist()
+    )
+    del users
     if len(qualified) < 2:
         raise InsufficientDataError(
             f"{domain}: {len(qualified)} qualified user(s); profiles need >= 2 (lower the users thresholds)"
@@ -183,7 +189,7 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
         zero_copy_only=False
     )
     del table, coded, names, by_name, rank_of
-    eligible = is_profile & (is_qualified if encoder_users != "all" else True)
+    eligible = is_profile & is_qualified
     counts = np.bincount(code[eligible], minlength=len(user_names))
     chosen = encoder_training_users(
         {user_names[r]: int(c) for r, c in enumerate(counts) if c}, cfg.encoder_max_sentences, seed

@@ -609,7 +609,7 @@ ERRORS_CHUNK = 2000
 """Profile sentences per chunk of the error-detection map (whole users: a chunk ends at the first user
 boundary at or after this many sentences). Chunks are cut the same way whatever the executor, and each
 user's counts come from one chunk, so the output does not depend on where the chunks ran."""
-SENTENCE_COLUMNS = ("user_id", "sentence_id", "text", "split")
+SENTENCE_COLUMNS = ("user_id", "sentence_id", "text", "split", "cap_key")
 """The columns of ``sentences.parquet`` the stage reads (the others are never loaded)."""
 
 
@@ -726,6 +726,23 @@ def _user_starts(user_ids: pa.ChunkedArray, rows: np.ndarray, batch: int = LEXIC
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
+def _first_per_user(sents: pa.Table, rows: np.ndarray, n: int) -> np.ndarray:
+    """Of ``rows`` (grouped by user), each user's ``n`` of smallest ``cap_key`` (the error profile's cap,
+    ``BuildConfig.error_max_sentences``), in the order of ``rows``. The syntactic profile's cap takes its
+    sentences in the same order, so these are among the sentences the profiles stage parsed."""
+    if "cap_key" not in sents.column_names:
+        raise MissingInputError("sentences.parquet has no cap_key column; rerun `pqb-build users --force`")
+    if not len(rows):
+        return rows
+    sub = sents.select(["user_id", "cap_key"]).take(rows)
+    by_key = pc.sort_indices(sub, [("user_id", "ascending"), ("cap_key", "ascending")]).to_numpy()
+    starts = np.concatenate([[0], _user_starts(sub.column("user_id"), by_key)])
+    rank = np.arange(len(by_key)) - np.repeat(starts, np.diff(np.append(starts, len(by_key))))
+    keep = np.zeros(len(rows), bool)
+    keep[by_key[rank < n]] = True
+    return rows[keep]
+
+
 def _text_ok(texts: pa.ChunkedArray, batch: int = LEXICON_BATCH) -> np.ndarray:
     """Which texts are strings with a non-blank character (Python's ``str.strip``), a batch at a time."""
     it = (isinstance(t, str) and bool(t.strip()) for a in range(0, len(texts), batch)
@@ -764,6 +781,7 @@ def run_errors(
         return {
             "backend": backend_id,
             "errant_disable": list(ALIGN_DISABLE),
+            "max_sentences": cfg.error_max_sentences,
             "seed": seed,
             "smoothing": smoothing.to_dict(),
             "version": PROFILES_VERSION,
@@ -809,6 +827,8 @@ def run_errors(
     )
     rows = order[(keep & ok_text & is_profile)[order]]  # the profile sentences, sorted
     del order, keep, ok_text, is_profile
+    if cfg.error_max_sentences is not None:
+        rows = _first_per_user(sents, rows, cfg.error_max_sentences)
     profile = sents.select(["user_id", "sentence_id", "text"])
     n_profile = len(rows)
     chunks = _user_chunks(_user_starts(profile.column("user_id"), rows), n_profile, ERRORS_CHUNK)
