@@ -57,13 +57,15 @@ def _files(folder: Path) -> dict[str, bytes]:
             META_FILE: (folder / "meta_Video_Games.jsonl").read_bytes()}  # fmt: skip
 
 
-def _pqb_build(hub: FakeHub, home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def _pqb_build(
+    hub: FakeHub, home: Path, *argv: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
     env |= {"HF_ENDPOINT": hub.url, "HF_HOME": str(home), "HF_HUB_CACHE": str(home / "hub"), "HF_HUB_OFFLINE": "0",
             "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_ETAG_TIMEOUT": "20", "HF_HUB_DOWNLOAD_TIMEOUT": "20",
             "NO_PROXY": "127.0.0.1,localhost"}  # fmt: skip
     return subprocess.run(
-        [sys.executable, "-c", CHILD, *argv], env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", CHILD, *argv], env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -194,10 +196,10 @@ def test_a_build_from_the_hub_equals_the_local_build_and_its_card_names_the_comm
     with FakeHub(REPO, _files(folder)) as hub:
         common = ("--domain", "video_games", "--no-progress", "--workers", "2")
         built = _pqb_build(hub, tmp_path / "hf", "all", "--source", f"hub@{hub.commit}", "--workdir",
-                           str(tmp_path / "w-hub"), "--dataset", str(tmp_path / "ds-hub"), *common)  # fmt: skip
+                           str(tmp_path / "w-hub"), "--dataset", str(tmp_path / "ds-hub"), *common, timeout=3600)  # fmt: skip
         assert built.returncode == 0, built.stderr[-3000:]
         local = _pqb_build(hub, tmp_path / "hf", "all", "--source", str(folder), "--workdir", str(tmp_path / "w-local"),
-                           "--dataset", str(tmp_path / "ds-local"), *common)  # fmt: skip
+                           "--dataset", str(tmp_path / "ds-local"), *common, timeout=3600)  # fmt: skip
         assert local.returncode == 0, local.stderr[-3000:]
     files = {p.relative_to(tmp_path / "ds-hub") for p in (tmp_path / "ds-hub").rglob("*.parquet")}
     assert files and files == {
