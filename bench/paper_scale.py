@@ -437,8 +437,9 @@ def run(domain: str, *, scale: float, preset: str | None, workers: int, harness:
     }  # fmt: skip
 
 
-COUNT_KEYS = ("reviews", "products", "targets", "users", "users_qualified", "sentences", "links", "gaussians",
-              "profile_sentences", "parsed_sentences", "train_sentences", "candidates", "rows")  # fmt: skip
+COUNT_KEYS = ("reviews", "products", "targets", "users", "users_qualified", "users_capped", "sentences",
+              "sentences_written", "links", "linked_users", "linked_targets", "gaussians", "profile_sentences",
+              "parsed_sentences", "train_sentences", "edits", "candidates", "rows")  # fmt: skip
 """Stage counts the table shows when a stage reports them (qualified users, sentences, links, rows...)."""
 
 
