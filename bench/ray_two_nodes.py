@@ -57,6 +57,7 @@ def two_node_cluster(tmp: Path, env: Mapping[str, str], timeout: float = 180.0) 
     worker = [_ray(), "start", f"--address={LOOPBACK}:{port}", "--resources", '{"node2": 1}',
               "--temp-dir", str(tmp / "w"), *_ports(*node_ports), *common]  # fmt: skip
     procs: list[subprocess.Popen[bytes]] = []
+    tmp.mkdir(parents=True, exist_ok=True)
     logs = [open(tmp / "ray-head.log", "wb"), open(tmp / "ray-node2.log", "wb")]  # noqa: SIM115 (closed below)
     try:
         procs.append(subprocess.Popen(head, env=dict(env), stdout=logs[0], stderr=subprocess.STDOUT,
@@ -131,8 +132,9 @@ def compare(domain: str, scale: float, tmp: Path) -> dict[str, object]:
     from pqb.dataset import settings
 
     src = tmp / "src"
-    generate_domain(Path(settings.PQB_AMAZON_DIR), domain, src, scale=scale, seed=0, progress=False)
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
+    if not (src / "loadtest.json").is_file():
+        generate_domain(Path(settings.PQB_AMAZON_DIR), domain, src, scale=scale, seed=0, progress=False)
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0",
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
     cli = [
         sys.executable,
@@ -163,11 +165,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--domain", default="video_games")
     ap.add_argument("--scale", type=float, default=0.001)
-    ap.add_argument("--tmp", default=None)
+    ap.add_argument("--tmp", default=None, help="parent of the temporary folder (deleted at the end)")
+    ap.add_argument(
+        "--keep",
+        default=None,
+        help="work in this folder and keep it: a rerun resumes the builds (pqb-build all skips fresh stages)",
+    )
     args = ap.parse_args(argv)
-    (Path(args.tmp) if args.tmp else Path(tempfile.gettempdir())).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="pqbray-", dir=args.tmp) as d:
-        res = compare(args.domain, args.scale, Path(d))
+    if args.keep:
+        res = compare(args.domain, args.scale, Path(args.keep))
+    else:
+        (Path(args.tmp) if args.tmp else Path(tempfile.gettempdir())).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="pqbray-", dir=args.tmp) as d:
+            res = compare(args.domain, args.scale, Path(d))
     print(
         f"LOAD TEST {args.domain} x {args.scale:g}: local (2 processes) {res['local_s']:.0f} s, two-node Ray "
         f"cluster {res['ray_s']:.0f} s; {res['files']} files compared, "

@@ -33,23 +33,24 @@ def test_tree_cpu_counts_live_and_ended_children() -> None:
     assert ps.tree_cpu_s() - before < 5
 
 
-def test_split_gives_back_wall_and_cpu() -> None:
-    s, p = ps.split_serial_parallel(wall=100.0, cpu=160.0, workers=2)
-    assert s + p / 2 == pytest.approx(100.0) and s + p == pytest.approx(160.0)
+def test_serial_and_parallel_are_the_stage_process_and_its_workers() -> None:
+    s, p = ps.serial_parallel({"cpu_s": 160.0, "own_cpu_s": 40.0})
+    assert (s, p) == (40.0, 120.0)
     assert ps.on_cores(s, p, 16) == pytest.approx(40 + 120 / 16)
-    assert ps.split_serial_parallel(wall=100.0, cpu=80.0, workers=2) == (
-        100.0,
+    assert ps.serial_parallel({"cpu_s": 10.0, "own_cpu_s": 10.5}) == (
+        10.5,
         0.0,
-    )  # nothing ran in parallel
-    assert ps.split_serial_parallel(wall=10.0, cpu=30.0, workers=1) == (10.0, 0.0)
+    )  # sampling jitter: no negative
     assert ps.affine(1.0, 10.0, 3.0, 30.0) == pytest.approx((0.0, 10.0))
     assert ps.affine(1.0, 30.0, 3.0, 10.0) == (10.0, 0.0)  # a falling cost (noise) counts as flat
 
 
 def _record(scale: float, tokens: float, factor: float) -> dict:
-    stages = [{"stage": "users", "wall_s": 100.0 * factor, "cpu_s": 180.0 * factor, "peak_rss_mb": 900.0,
-               "cache": {"sents lookups": 10, "sents hits": 1}, "stats": {"users_qualified": 7, "sentences": 50}},
-              {"stage": "publish", "wall_s": 5.0, "cpu_s": 5.0, "peak_rss_mb": 400.0, "cache": {}, "stats": {"rows": 3}}]  # fmt: skip
+    stages = [{"stage": "users", "wall_s": 100.0 * factor, "cpu_s": 180.0 * factor, "own_cpu_s": 20.0 * factor,
+               "peak_rss_mb": 900.0, "cache": {"sents lookups": 10, "sents hits": 1},
+               "stats": {"users_qualified": 7, "sentences": 50, "train_sentences": int(100 * factor)}},
+              {"stage": "publish", "wall_s": 5.0, "cpu_s": 5.0, "own_cpu_s": 5.0, "peak_rss_mb": 400.0, "cache": {},
+               "stats": {"rows": 3}}]  # fmt: skip
     return {"domain": "video_games", "scale": scale, "tokens": tokens, "build": {"stages": stages}}
 
 
@@ -58,10 +59,12 @@ def test_projections_and_tables_render() -> None:
     proj = ps.projections(main, fit, workers=2, cores=16, nodes=[2, 4])
     users = proj["stages"][0]
     assert users["serial_s"] == pytest.approx(200.0) and users["parallel_cpu_s"] == pytest.approx(1600.0)
-    assert users["16_cores_s"] == pytest.approx(300.0) and users["ray_4x16_s"] == pytest.approx(225.0)
+    assert users["2_cores_s"] == pytest.approx(1000.0) and users["16_cores_s"] == pytest.approx(300.0)
+    assert users["ray_4x16_s"] == pytest.approx(225.0)
     vg = proj["domains"]["video_games"]
     assert vg["kind"] == "measured" and proj["domains"]["baby_products"]["kind"] == "projected"
-    assert vg["2_workers_s"] == pytest.approx(1000.0 + 5.0, rel=0.02)  # the fit passes through the main run
+    assert vg["2_workers_s"] == pytest.approx(1000.0 + 5.0)  # the fit passes through the main run
+    assert "below its cap" in proj["notes"][0]  # the encoder's training sentences differ between the runs
     res = {"what": "x", "reviews": 10, "users": 5, "products": 2, "preset": "paper", "workers": 2, "commit": "c",
            "machine": "m", "date": "d", "load_average": {"start": 3.0, "end": 3.0}, "noisy": True, "generate_s": 1.0,
            "generator": {"means": {"reviews_per_user": 1.6, "tokens_per_review": 75.0},
@@ -72,6 +75,11 @@ def test_projections_and_tables_render() -> None:
            "harness": [{"model": "bm25", "wall_s": 2.0, "cpu_s": 2.0, "peak_rss_mb": 300.0}],
            "fit_run": {"scale": 0.1}, "projection": proj, "scale": 1.0}  # fmt: skip
     text = ps.tables(res)
-    assert "NOISY" in text and "| users | 1000.0 | 1800.0 | 900 | users_qualified 7, sentences 50 " in text
+    assert (
+        "NOISY" in text
+        and "| users | 1000.0 | 1800.0 | 900 | users_qualified 7, sentences 50, train_sentences 1,000 |"
+        in text
+    )
     assert "sents 1/10 (10.0%)" in text and "`pqb-harness run --model bm25`" in text
     assert "| baby_products | projected" in text and "| video_games | measured" in text
+    assert "note: the encoder trained on 100 sentences" in text
