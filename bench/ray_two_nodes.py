@@ -153,7 +153,7 @@ def compare(domain: str, scale: float, tmp: Path) -> dict[str, object]:
         return time.perf_counter() - t
 
     local_s = build("local", "--workers", "2")
-    with two_node_cluster(tmp / "ray", env) as address:
+    with two_node_cluster(tmp / "cluster", env) as address:
         ray_s = build("ray", "--executor", "ray", "--ray-address", address)
     a, b = _files(tmp / "local"), _files(tmp / "ray")
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
