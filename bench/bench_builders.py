@@ -4,6 +4,13 @@ Usage::
 
     python bench/bench_builders.py [--sizes 100000 1000000] [--reviews distinct|resampled] [--workers 2]
                                    [--embedded] [--out bench.json]
+    python bench/bench_builders.py --preset paper --domain-size video_games [--scale 1.0] [--workers 2]
+                                   [--fit-scale 0.1] [--harness bm25 minilm splade-tiny]
+                                   [--json bench/paper_scale.json]
+
+The second form is the paper-scale measurement of issue 46 (``bench/paper_scale.py``): ``pqb-build all
+--preset paper`` on a LOAD TEST domain of a published Amazon size, stage by stage, with the harness and
+publishing on that build and the projections; the first form is what follows.
 
 Everything is measured in one run on this machine and printed as tables:
 
@@ -288,8 +295,11 @@ def _projection(rows: list[dict]) -> list[str]:
         return []
 
     def line(what: str, hours: dict[str, float]) -> str:
-        return (f"Projection, {what} on this machine: {sum(hours.values()):.1f} h per 1M reviews ("
-                + ", ".join(f"{st} {h:.1f} h" for st, h in sorted(hours.items(), key=lambda kv: -kv[1])) + ")")
+        return (
+            f"Projection, {what} on this machine: {sum(hours.values()):.1f} h per 1M reviews ("
+            + ", ".join(f"{st} {h:.1f} h" for st, h in sorted(hours.items(), key=lambda kv: -kv[1]))
+            + ")"
+        )
 
     out = [line(f"linear from {last['n']:,} reviews", per)]
     if len(rows) > 1:
@@ -390,14 +400,63 @@ def main(argv: list[str] | None = None) -> int:
         metavar="STAGE=N",
         help="run STAGE only for load tests of at most N reviews (the table projects the rest)",
     )
-    ap.add_argument("--reviews", choices=("distinct", "resampled"), default="distinct",
-                    help="load-test texts: distinct (recombined, as costly as real ones) or resampled (repeating)")
-    ap.add_argument("--warmup", type=int, default=None,
-                    help="reviews of the warm-up build (default: 20,000 for resampled texts, none for distinct)")
     ap.add_argument(
-        "--workers", type=int, default=1, help="local executor processes per stage (1: in process)"
+        "--reviews",
+        choices=("distinct", "resampled"),
+        default="distinct",
+        help="load-test texts: distinct (recombined, as costly as real ones) or resampled (repeating)",
+    )
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="reviews of the warm-up build (default: 20,000 for resampled texts, none for distinct)",
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local executor processes per stage (default 1: in process; with --domain-size, 2)",
+    )
+    paper = ap.add_argument_group("paper scale (issue 46; bench/paper_scale.py)")
+    paper.add_argument(
+        "--domain-size",
+        choices=("video_games", "musical_instruments", "baby_products"),
+        help="build a LOAD TEST domain of this published size instead of the --sizes load tests",
+    )
+    paper.add_argument("--scale", type=float, default=1.0, help="share of the published size (default 1)")
+    paper.add_argument("--preset", default="paper", help="pqb-build all --preset (when the checkout has it)")
+    paper.add_argument(
+        "--fit-scale",
+        type=float,
+        default=None,
+        help="a second, smaller build for the per-stage affine fits (default: scale / 10)",
+    )
+    paper.add_argument(
+        "--harness",
+        nargs="*",
+        default=["bm25", "minilm", "splade-tiny"],
+        help="pqb-harness run models on the build (none: skip)",
+    )
+    paper.add_argument("--json", default=None, help="write the run here (e.g. bench/paper_scale.json)")
+    paper.add_argument("--cores", type=int, default=16, help="projection: cores of one machine (default 16)")
+    paper.add_argument("--nodes", type=int, nargs="*", default=[2, 4, 8], help="projection: Ray nodes")
+    paper.add_argument(
+        "--tmp", default=None, help="folder for the LOAD TEST data and work dirs (default: /tmp)"
     )
     args = ap.parse_args(argv)
+    if args.domain_size:
+        import paper_scale
+
+        res = paper_scale.run(args.domain_size, scale=args.scale, preset=args.preset or None,
+                              workers=args.workers or 2, harness=args.harness,
+                              fit_scale=args.fit_scale if args.fit_scale is not None else args.scale / 10,
+                              cores=args.cores, nodes=args.nodes, tmp=Path(args.tmp) if args.tmp else None)  # fmt: skip
+        print(paper_scale.tables(res))
+        if args.json:
+            paper_scale.write_json(Path(args.json), res)
+        return 0 if res["exit"] == 0 else 1
+    args.workers = args.workers or 1
     res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": " ".join(sys.argv)}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="pqb-bench-") as d:

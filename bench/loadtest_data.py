@@ -69,69 +69,25 @@ def _real_records(meta: Path) -> list[dict]:
     return records
 
 
-FIELDS = ("brand", "categories", "details", "features", "description")
-"""The fields a LOAD TEST document resamples beside its title, each from another real record."""
-
-
-def _details(rec: dict) -> dict:
-    d = rec.get("details")
-    if isinstance(d, str):
-        try:
-            d = json.loads(d)
-        except json.JSONDecodeError:
-            return {}
-    return d if isinstance(d, dict) else {}
-
-
-def _field(rec: dict, name: str) -> object:
-    """A record's raw ``name`` field as the document layout reads it (brand: the builders' ``brand_of``
-    choice; details: the ``details`` dict less the keys that choose the brand); falsy when absent."""
-    from pqb.builders.source.products import brand_of
-
-    if name == "brand":
-        return brand_of(rec)
-    if name == "details":
-        return {k: v for k, v in _details(rec).items() if k not in ("Brand", "Manufacturer")}
-    return rec.get(name)
-
-
 def documents(n_docs: int, meta: Path, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
     """(ids, titles, texts) of ``n_docs`` real-shaped LOAD TEST documents resampled from ``meta``.
 
     Why this shape: BM25's cost is per token, so a load test must have real document lengths (the first
-    generator's title + 0–4 sentences were a third of real length, issue 32). Each document takes a real
-    record as its *template*: the fields the template has (brand, categories, details, features,
-    description) are filled from other real records that have them, each field from its own random
-    donor, so field presence follows the real records and each field's length its real distribution.
-    The title is the template's with each word swapped, with probability 0.3, for a word of another
-    real title (so titles, whose words become the queries' core terms, are new). The synthetic record
-    then goes through the builders' own layout (:func:`pqb.builders.source.products.document_body`, the
+    generator's title + 0–4 sentences were a third of real length, issue 32). The records come from
+    :func:`pqb.builders.source.loadtest_domain.resampled_meta_records` (real titles with words swapped,
+    each body field from another real record; the builders' LOAD TEST domains use the same generator)
+    and go through the builders' own layout (:func:`pqb.builders.source.products.document_body`, the
     corpus ``text``; the title cleaned by ``clean_text``, as in ``product_row``).
     """
+    from pqb.builders.source.loadtest_domain import resampled_meta_records
     from pqb.builders.source.products import clean_text, document_body
 
-    rng = np.random.default_rng(seed)
     records = _real_records(meta)
     titled = [r for r in records if r.get("title")]
-    words = [r["title"].split() for r in titled]
-    fields = [{name: _field(r, name) for name in FIELDS} for r in records]
-    donors = {name: [f[name] for f in fields if f[name]] for name in FIELDS}
     ids, out_titles, texts = [], [], []
-    for i in range(n_docs):
-        template = fields[rng.integers(len(records))]
-        base = list(words[rng.integers(len(words))])
-        donor = words[rng.integers(len(words))]
-        for j in range(len(base)):
-            if rng.random() < 0.3:
-                base[j] = donor[rng.integers(len(donor))]
-        title = " ".join(base)
-        rec: dict = {"title": title}
-        for name in FIELDS:
-            if template[name] and donors[name]:
-                value = donors[name][rng.integers(len(donors[name]))]
-                rec["store" if name == "brand" else name] = value
+    for i, rec in enumerate(resampled_meta_records(titled, records, n_docs, np.random.default_rng(seed))):
         ids.append(f"LOADTEST{i:08d}")
-        out_titles.append(clean_text(title))
+        out_titles.append(clean_text(rec["title"]))
         texts.append(document_body(rec))
     return ids, out_titles, texts
 

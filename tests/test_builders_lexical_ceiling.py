@@ -53,3 +53,30 @@ def test_lexical_ceiling_hits_and_saturation() -> None:
     assert c["hits"]["error, typo'd"]["hit@1"] == 0.5 and c["hits"]["error, typo'd"]["hit@5"] == 1.0
     assert c["saturated_at"] == {"syntactic": [1, 5, 10, 20], "error": [5, 10, 20]}
     assert "K = 1, 5, 10, 20 on syntactic pairs and K = 5, 10, 20 on error pairs" in render("toy", c)
+
+
+def test_ranks_in_query_blocks_equal_ranks_at_once(monkeypatch) -> None:
+    """The report scores a block of queries at a time (a paper-scale corpus times every query at once was
+    ~10 GB); a rank depends on its own query only, so blocks of 3 give the ranks of one block of all."""
+    from pqb.builders.reports import lexical_ceiling as lc
+
+    words = [
+        "wireless",
+        "controller",
+        "racing",
+        "wheel",
+        "headset",
+        "battery",
+        "pedals",
+        "cable",
+        "switch",
+        "charger",
+    ]
+    corpus = [{"id": f"d{i:02d}", "title": f"{words[i % 10]} {words[(3 * i) % 10]}", "text": words[(7 * i) % 10]}
+              for i in range(40)]  # fmt: skip
+    queries = [f"{words[i % 10]} {words[(i * i) % 10]}" for i in range(11)]
+    targets = [f"d{(5 * i) % 40:02d}" for i in range(11)]
+    whole = lc.bm25_ranks(corpus, queries, targets)
+    monkeypatch.setattr(lc, "QUERY_BLOCK", 3)
+    assert lc.bm25_ranks(corpus, queries, targets).tolist() == whole.tolist()
+    assert whole.max() > 1  # the targets are not all first: the ranks say something

@@ -28,7 +28,9 @@ file and line instead. A file that cannot be read on (a ``.gz`` cut short, not g
 :class:`CorruptFileError` naming the file and the line reached, whatever ``strict`` says.
 
 Sources are a local directory (official flat layout) or the Hugging Face Hub repo declared in
-``sources.yaml``; the Hub path goes through :func:`huggingface_hub.hf_hub_download`, which tests mock.
+``sources.yaml``; the Hub path goes through :func:`huggingface_hub.hf_hub_download`, which the tests run
+against a Hub stand-in on loopback (``tests/hub_server.py``): resolved to one commit, checked against the
+Hub's checksums, and a transfer that fails ends in one error.
 """
 
 from __future__ import annotations
@@ -405,9 +407,70 @@ class LocalSource:
         return {"kind": "local", "root": str(self.root)}
 
 
+_TRANSFER_LIBRARIES = frozenset({"httpx", "httpx2", "httpcore", "requests", "urllib3"})
+"""Libraries whose exceptions mean a transfer failed (huggingface_hub's HTTP layer raises them as they are:
+a connection the server drops mid-file ends, after its retries, in ``httpx2.RemoteProtocolError``, which
+is no ``OSError``)."""
+
+
+def _transfer_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failed fetch (offline, refused, dropped, HTTP error, unknown file) and not a bug."""
+    from huggingface_hub.errors import EntryNotFoundError
+
+    if isinstance(exc, (OSError, EntryNotFoundError)):
+        return True
+    return any(k.__module__.partition(".")[0] in _TRANSFER_LIBRARIES for k in type(exc).__mro__)
+
+
+def _git_blob_sha1(path: Path) -> str:
+    h = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def content_mismatch(path: Path) -> str | None:
+    """Why a file of the Hub cache is not the content the Hub named, or ``None`` when it is (or when the
+    cache holds no content address to check, e.g. a cache without symlinks).
+
+    The Hub cache stores each file as ``blobs/<etag>``: for a Git LFS file (the category files) the etag is
+    the sha256 of the content, for a small Git file the Git blob id. ``hf_hub_download`` checks only the
+    size of what it received, and never re-checks a cached blob: a transfer that delivered other bytes of
+    the right length, or a blob damaged since, would be ingested as it is, with some lines counted as
+    malformed and the rest silently wrong.
+    """
+    from pqb.dataset.io import sha256_file
+
+    blob = path.resolve()
+    if blob.parent.name != "blobs":
+        return None
+    etag = blob.name
+    if re.fullmatch(r"[0-9a-f]{64}", etag):
+        kind, actual = "sha256", sha256_file(blob)
+    elif re.fullmatch(r"[0-9a-f]{40}", etag):
+        kind, actual = "Git blob id", _git_blob_sha1(blob)
+    else:
+        return None
+    return None if actual == etag else f"its {kind} is {actual[:16]}…, the Hub's is {etag[:16]}…"
+
+
+def _snapshot_commit(path: Path) -> str | None:
+    """The commit of a Hub cache path ``…/snapshots/<commit>/<file>``."""
+    parts = path.parts
+    return parts[parts.index("snapshots") + 1] if "snapshots" in parts[:-1] else None
+
+
 @dataclass(frozen=True)
 class HubSource:
-    """The Hub dataset repo of ``sources.yaml``; files are fetched with ``hf_hub_download`` (cached)."""
+    """The Hub dataset repo of ``sources.yaml``; files are fetched with ``hf_hub_download`` (cached).
+
+    The first file fetched resolves ``revision`` (a branch such as ``main``) to a commit; every later file
+    is fetched at that commit, so the reviews and the metadata come from one commit even when the branch
+    moves between the two downloads, and :meth:`describe` (the ingest stage's fingerprint, the card)
+    records it beside the revision asked for. Each file is checked against the checksum the Hub named
+    (:func:`content_mismatch`); a mismatch is fetched again once, then is an error.
+    """
 
     repo_id: str
     revision: str
@@ -415,6 +478,8 @@ class HubSource:
     meta_pattern: str
     repo_type: str = "dataset"
     cache_dir: Path | None = None
+    resolved: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """``{"commit": <sha>}`` once a file was fetched."""
 
     @classmethod
     def from_config(cls, revision: str | None = None, cache_dir: Path | None = None) -> HubSource:
@@ -428,26 +493,43 @@ class HubSource:
             cache_dir=cache_dir,
         )
 
-    def _download(self, filename: str) -> Path:
+    def _fetch(self, filename: str, revision: str, force: bool) -> Path:
         from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import EntryNotFoundError
 
         try:
             local = hf_hub_download(
                 repo_id=self.repo_id,
                 filename=filename,
                 repo_type=self.repo_type,
-                revision=self.revision,
+                revision=revision,
                 cache_dir=str(self.cache_dir) if self.cache_dir else None,
+                **({"force_download": True} if force else {}),
             )
-        except (OSError, EntryNotFoundError) as exc:  # offline, HTTP errors, unknown repo/revision/file
+        except Exception as exc:  # offline, HTTP errors, a dropped transfer, unknown repo/revision/file
+            if not _transfer_error(exc):
+                raise
             reason = re.split(r"(?<=\.)\s", str(exc).strip())[0][:200]  # its first sentence
             raise SourceUnavailableError(
-                f"cannot fetch {filename} from the Hub dataset {self.repo_id}@{self.revision} "
+                f"cannot fetch {filename} from the Hub dataset {self.repo_id}@{revision} "
                 f"({type(exc).__name__}: {reason}); connect to the network (and unset HF_HUB_OFFLINE), "
                 "or pass --source <dir> holding a local copy of the files"
             ) from exc
         return Path(local)
+
+    def _download(self, filename: str) -> Path:
+        revision = self.resolved.get("commit", self.revision)
+        path = self._fetch(filename, revision, force=False)
+        if content_mismatch(path) is not None:  # a bad transfer or a damaged cache: fetch it again, once
+            path = self._fetch(filename, revision, force=True)
+            if (why := content_mismatch(path)) is not None:
+                raise CorruptFileError(
+                    f"{path}: fetched twice from the Hub dataset {self.repo_id}@{revision}, and {why}; "
+                    f"the transfer is corrupting it: delete {path.resolve()} and run again, or pass --source "
+                    "<dir> holding a local copy of the files"
+                )
+        if (commit := _snapshot_commit(path)) is not None:
+            self.resolved.setdefault("commit", commit)
+        return path
 
     def reviews_path(self, category: str) -> Path:
         return self._download(self.reviews_pattern.format(category=category))
@@ -456,7 +538,8 @@ class HubSource:
         return self._download(self.meta_pattern.format(category=category))
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "hub", "repo_id": self.repo_id, "revision": self.revision}
+        """The repo, the revision asked for and, once a file was fetched, the commit it resolved to."""
+        return {"kind": "hub", "repo_id": self.repo_id, "revision": self.revision, **self.resolved}
 
 
 Source = LocalSource | HubSource
