@@ -15,31 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 210,
+    "video_games": 250,
     "video_games-corpus": 1488,
-    "video_games-queries": 420,
-    "video_games-qrels": 420,
-    "video_games-users": 72,
+    "video_games-queries": 500,
+    "video_games-qrels": 500,
+    "video_games-users": 70,
 }
 ROWS = {
-    0: ('video_games:B00002SUQN:u_47ecc31820ee080e',
-        'Do you have a Video Game made by GT Interactive and offering Classic characters? Can it offer '
-        'Hilarious locales? Make sure it is rated Everyone',
-        'Do you have a Video Game made by GT Interactive and offering Classic characters? Can it offer '
-        'Hilarious locales? Make sure it is rated Everon',
-        ['GT Interactive', 'Video Game', 'Everyone', 'Classic characters', 'Hilarious locales']),
-    101: ('video_games:B07TX9QKGG:u_ef93844a0013710d',
-          'looking for some keyboard featuring backlit that runs on pc and is a modern. do you have one from '
-          'drevo? can it use usb?',
-          'looking for some keyboard featuring backlit that runs on pc and is a modren. do you have one from '
-          'drevo? can it use usb?',
-          ['DREVO', 'Modern', 'PC', 'USB', 'Backlit']),
-    169: ('video_games:B09ST9LDBQ:u_a6f592b071a043a4',
-          'Do you have a keyboard with Lighting and by Keychron that runs on Mac and has USB? One on Laptop '
-          'if possible.',
-          'Do you have a keyboard with Lighting and by Keychorn that runs on Mac and has USB? One on Laptop '
-          'if possible.',
-          ['Keychron', 'Laptop', 'USB', 'Lighting', 'Mac']),
+    0: ('video_games:B00006B84Z:u_0d807ad08a4a8b2e', "I was looking for a joystick in black that's made by CH Products and connects via USB; any compatible with PC?", "I was looking for a joystick in black that's made by CH Products and connects via USTB; any comepatible with PC?", ['CH Products', 'Black', 'PC', 'USB', 'Joystick']),
+    101: ('video_games:B07VTR7B18:u_bb41cea07e5ec163', 'For PC, I need a Redragon modern keyboard. It should be black. I would like it with USB connectivity', 'For PC, I need a Redrgaon modern keyboard. It should be black. I would like it with USB connectivity', ['Redragon', 'Black', 'Modern', 'PC', 'USB']),
+    249: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trying to find a Trueque optical mouse for PC that has USB and comes in purple.', 'Trying to find a Trueque optical muose for PC that has USB and comes in purple.', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -59,10 +44,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('Everyone', 'Everon', 'core_term'), ('made', 'mide', 'content_word'), ('Interactive', 'Intractive', 'brand')],
-    37: [('Mac', 'Mzc', 'core_term'), ('USB', 'UTB', 'core_term'), ('connectivity', 'coennctivity', 'content_word')],
-    101: [('modern', 'modren', 'core_term'), ('keyboard', 'keyboar', 'title_word'), ('drevo', 'drvo', 'brand')],
-    169: [('Keychron', 'Keychorn', 'brand'), ('possible', 'possibsle', 'content_word'), ('Laptop', 'Lsptop', 'core_term')],
+    0: [('compatible', 'comepatible', 'content_word'), ('USB', 'USTB', 'core_term'), ('black', 'back', 'core_term')],
+    37: [('Skinit', 'Skinnit', 'brand'), ('Bundle', 'Buncle', 'core_term'), ('needs', 'nees', 'content_word')],
+    101: [('Redragon', 'Redrgaon', 'brand'), ('keyboard', 'keyboadr', 'title_word'), ('connectivity', 'connectivit', 'content_word')],
+    249: [('mouse', 'muose', 'title_word'), ('Trying', 'Tring', 'content_word'), ('Trueque', 'Tueque', 'brand')],
 }  # fmt: skip
 
 
@@ -77,8 +62,8 @@ def test_corpus_and_users_ends() -> None:
     corpus = pq.read_table(config_path(DS, "video_games-corpus")).column("id").to_pylist()
     assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
     users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
-    assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_002ca7a40466822c", 75)
-    assert users[0]["threshold"] == pytest.approx(86.222566, abs=1e-6)
+    assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_052123728ba698a3", 58)
+    assert users[0]["threshold"] == pytest.approx(88.534841, abs=1e-6)
 
 
 def test_pinned_corpus_document() -> None:

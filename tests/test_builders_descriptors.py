@@ -16,6 +16,7 @@ from pqb.builders.source.descriptors import (
     DescriptorModel,
     PhraseCounter,
     attestation_threshold,
+    count_phrases,
     kind_of,
     read_values,
     rejection_report,
@@ -211,6 +212,32 @@ def test_phrase_counts_match_the_lexical_rule_and_the_threshold_scales() -> None
     assert counter.documents == 5
     assert attestation_threshold(1345) == 1 and attestation_threshold(4_600_000) == 46
     assert attestation_threshold(10, minimum=2) == 2
+
+
+def test_counts_of_chunks_merged_equal_one_pass_and_every_word_must_be_present() -> None:
+    """Ingest counts the reviews chunk by chunk on the executor (paper scale: 4.6M reviews); the merged
+    counts, their order of first occurrence included, are those of one pass. A value is looked for only
+    where the text has all of its words, which is what a whole-word match needs."""
+    values = ("USB", "USB C", "Scratch Resistant", "Dust Proof", "Windows", "male-to-male")
+    texts = [
+        "usb-c is not USB?",
+        "Dust proof switches, scratch resistant shell.",
+        "It works with Windows and USB C.",
+        "",
+        "usb only here; proof of purchase",
+        "A male-to-male USB cable for Windows.",
+    ]
+    whole = PhraseCounter(values)
+    for t in texts:
+        whole.add(t)
+    merged = PhraseCounter(values)
+    for part in (texts[:2], texts[2:3], texts[3:]):
+        merged.merge(count_phrases((values, part)))
+    assert merged.counts() == whole.counts()
+    assert list(merged.usage) == list(whole.usage) and list(merged.df) == list(whole.df)
+    for v in values:
+        assert whole.df[v.lower()] == sum(bool(count_term(t, v)) for t in texts)
+    assert whole.df["dust proof"] == 1 and whole.documents == 6
 
 
 def test_a_product_row_carries_the_kinds_of_its_core_terms() -> None:

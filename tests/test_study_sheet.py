@@ -102,6 +102,15 @@ def test_round_trip_means_agreement_and_adjudication(key_path: Path, tmp_path: P
     assert rep["annotators"] == ["ann1", "ann2"] and rep["adjudicators"] == ["ann3"]
     md = (out / "study_report.md").read_text(encoding="utf-8")
     assert "| Naturalness (1–5) |" in md and "4.21" in md and "0.72" in md  # the paper's values beside
+    assert "Rated by: human annotators ann1, ann2" in md and "| pqb Human |" in md
+    # sheets filled by AI agents are named so, and their columns are never headed "Human"
+    assert main([*argv, "--raters", "AI helper agents"]) == 0
+    md = (out / "study_report.md").read_text(encoding="utf-8")
+    assert "Rated by: AI helper agents ann1, ann2" in md and "| pqb Panel |" in md and "pqb Human" not in md
+    assert (
+        json.loads((out / "study_report.json").read_text(encoding="utf-8"))["human"]["raters"]
+        == "AI helper agents"
+    )
 
 
 def test_bad_rows_are_counted_with_their_line_or_refused(key_path: Path, tmp_path: Path, capsys) -> None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pqb.builders.cli._common import add_stage_arguments, add_strict_argument, report, workdir_of
+from pqb.builders.cli._common import (
+    add_executor_arguments,
+    add_stage_arguments,
+    add_strict_argument,
+    executor_from_args,
+    report,
+    workdir_of,
+)
 
 HELP = "Read a category's reviews and metadata (local dir or the Hub) into the work directory."
 EPILOG = """examples:
@@ -23,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="'hub', 'hub@<revision>' or a local directory (default: $PQB_AMAZON_DIR)",
     )
     add_strict_argument(parser)
+    add_executor_arguments(parser)
     parser.add_argument(
         "--category", default=None, help="override the category file stem (default from --domain)"
     )
@@ -33,8 +41,14 @@ def run(args: argparse.Namespace) -> int:
     from pqb.builders.source.amazon import read_summary
     from pqb.builders.source.stage import run_ingest
 
-    cfg = BuildConfig(seed=args.seed, source=args.source, strict=args.strict, category=args.category)
-    stats = run_ingest(workdir_of(args), cfg, force=args.force)
+    executor = executor_from_args(args)
+    try:
+        cfg = BuildConfig(
+            seed=args.seed, source=args.source, strict=args.strict, category=args.category, executor=executor
+        )
+        stats = run_ingest(workdir_of(args), cfg, force=args.force)
+    finally:
+        executor.close()
     report("ingest", stats)
     for what in ("reviews_read", "meta_read"):
         read = stats.get(what, {})

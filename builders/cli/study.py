@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from pqb.builders.study.rubric import HUMAN_RATERS
 from pqb.dataset.argtypes import OneLineParser, non_negative_int, positive_int, safe_name
 
 HELP = "The paper's validation study: blinded sheet export, LLM judge, adjudication, and the §06 report."
@@ -111,6 +112,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _key(rp)
     rp.add_argument("--sheets", nargs="*", default=[], help="the primary annotators' filled sheets")
     rp.add_argument("--adjudication", nargs="*", default=[], help="the third annotator's filled sheet(s)")
+    rp.add_argument(
+        "--raters", default=HUMAN_RATERS,
+        help=f"who filled the sheets, as the report names them (default {HUMAN_RATERS!r}); anything else, "
+        "e.g. 'AI helper agents', heads their columns 'Panel', never 'Human'",
+    )  # fmt: skip
     rp.add_argument("--judge", default=None, help="a `study judge --out` folder")
     rp.add_argument("--n-boot", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
     rp.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (default 0)")
@@ -208,6 +214,7 @@ def _report(args: argparse.Namespace) -> int:
         primaries = read_filled(args.sheets, key, strict=args.strict)
         adjudication = read_filled(args.adjudication, key, strict=args.strict) if args.adjudication else None
         report["human"] = human_results(key, primaries, adjudication, n_boot=args.n_boot, seed=args.seed)
+        report["human"]["raters"] = args.raters
     judge = None
     if args.judge:
         path = Path(args.judge) / "judge.json"

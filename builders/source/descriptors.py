@@ -35,6 +35,7 @@ query writes a value in (:meth:`DescriptorModel.written_form`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -369,6 +370,7 @@ def read_use(text: str, start: int, end: int) -> tuple[str, bool, bool, bool | N
     return slot, ends, det, cased
 
 
+@functools.lru_cache(maxsize=4096)
 def _headline(line: str) -> bool:
     """A title-cased or all-caps line (a title, a heading): its capitals say nothing about names."""
     ws = [w for w in _WORD_TOKEN.findall(line) if w[0].isalpha()]
@@ -384,21 +386,31 @@ class PhraseCounter:
     _TOKEN = re.compile(r"\w+")
 
     def __init__(self, values: Iterable[str]) -> None:
-        self.by_first: dict[str, list[str]] = {}
-        for v in sorted({" ".join(v.split()).lower() for v in values if v.strip()}):
-            first = self._TOKEN.findall(v)
-            if first:
-                self.by_first.setdefault(first[0], []).append(v)
+        self.by_first = _first_word_index(tuple(values))
         self.df: Counter[str] = Counter()
         self.usage: dict[str, Usage] = {}
         self.documents = 0
+
+    def merge(self, part: tuple[Counter[str], dict[str, Usage], int]) -> None:
+        """Add the counts of :func:`count_phrases` over the next texts: the same counts, and the same
+        order of first occurrence, as :meth:`add` over those texts here."""
+        df, usage, documents = part
+        self.df.update(df)
+        for v, u in usage.items():
+            self.usage[v] = self.usage[v] + u if v in self.usage else u
+        self.documents += documents
 
     def add(self, text: str) -> None:
         self.documents += 1
         if not text:
             return
-        for tok in set(self._TOKEN.findall(text.lower())) & self.by_first.keys():
-            for v in self.by_first[tok]:
+        tokens = set(self._TOKEN.findall(text.lower()))
+        for tok in tokens & self.by_first.keys():
+            for v, needs in self.by_first[tok]:
+                # a whole-word match's word runs are word runs of the text: a value one of whose words
+                # the text lacks cannot match (the same test as the first word's, for every word)
+                if not needs <= tokens:
+                    continue
                 spans = term_spans(text, v)
                 if not spans:
                     continue
@@ -418,11 +430,36 @@ class PhraseCounter:
                     u.capitalised += cased is True
                     u.lower += cased is False
 
+    def counts(self) -> tuple[Counter[str], dict[str, Usage], int]:
+        return self.df, self.usage, self.documents
+
     def attested(self, value: str, minimum: int = 1) -> bool:
         return self.df[" ".join(value.split()).lower()] >= attestation_threshold(self.documents, minimum)
 
     def use_of(self, value: str) -> Usage:
         return self.usage.get(" ".join(value.split()).lower(), Usage())
+
+
+@functools.lru_cache(maxsize=2)
+def _first_word_index(values: tuple[str, ...]) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    """Each distinct value (lower-cased, spaces collapsed) under its first word, with all its words.
+    Cached: a worker counting chunk after chunk for one domain builds it once."""
+    index: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for v in sorted({" ".join(v.split()).lower() for v in values if v.strip()}):
+        tokens = PhraseCounter._TOKEN.findall(v)
+        if tokens:
+            index.setdefault(tokens[0], []).append((v, frozenset(tokens)))
+    return index
+
+
+def count_phrases(job: tuple[tuple[str, ...], list[str]]) -> tuple[Counter[str], dict[str, Usage], int]:
+    """Executor chunk function: a :class:`PhraseCounter`'s counts over ``texts`` alone, for
+    :meth:`PhraseCounter.merge` (counts add, so the chunks may run anywhere)."""
+    values, texts = job
+    counter = PhraseCounter(values)
+    for text in texts:
+        counter.add(text)
+    return counter.counts()
 
 
 @dataclass

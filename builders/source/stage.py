@@ -23,7 +23,13 @@ from pqb.builders.errors import EmptyInputError
 from pqb.builders.executor import Executor
 from pqb.builders.nlp import installed_spacy_model_id
 from pqb.builders.source.amazon import READER_VERSION, ReadStats, iter_meta, iter_reviews, resolve_source
-from pqb.builders.source.descriptors import ATTESTATION_PER, DescriptorModel, PhraseCounter, rejection_report
+from pqb.builders.source.descriptors import (
+    ATTESTATION_PER,
+    DescriptorModel,
+    PhraseCounter,
+    count_phrases,
+    rejection_report,
+)
 from pqb.builders.source.products import attribute_candidates, clean_text, finish_row, own_text, product_base
 from pqb.builders.source.users import CapChooser, count_chunk, link_rows, qualified_mask, sentence_rows
 from pqb.builders.text import SENTENCE_END
@@ -112,7 +118,11 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
     per_user: Counter[str] = Counter()
     per_product: Counter[str] = Counter()
     n_reviews = 0
-    with ParquetStreamWriter(wd.file(REVIEWS), REVIEWS_SCHEMA) as out:
+    frozen = tuple(values)
+
+    def batches(out: ParquetStreamWriter) -> Iterator[tuple[tuple[str, ...], list[str]]]:
+        """Write the reviews a batch at a time; each batch's texts go on to be counted (the voice)."""
+        nonlocal n_reviews
         batch: list[dict[str, Any]] = []
         for r in iter_reviews(reviews_path, rstats, strict=cfg.strict):
             batch.append({"user_id": r["user_id"], "parent_asin": r["parent_asin"], "review_idx": n_reviews,
@@ -120,11 +130,18 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
             n_reviews += 1
             per_user[r["user_id"]] += 1
             per_product[r["parent_asin"]] += 1
-            voice.add(r["text"])
             if len(batch) == INGEST_BATCH:
                 out.write_rows(batch)
+                yield frozen, [b["text"] for b in batch]
                 batch = []
         out.write_rows(batch)
+        yield frozen, [b["text"] for b in batch]
+
+    with ParquetStreamWriter(wd.file(REVIEWS), REVIEWS_SCHEMA) as out:
+        jobs = batches(out)
+        ex = cfg.executor
+        for part in map(count_phrases, jobs) if ex is None else ex.map(count_phrases, jobs):
+            voice.merge(part)
         _require_records(rstats, "reviews")
         _require_records(mstats, "metadata")
     asins = sorted(bases)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pqb.builders.study.agreement import agreement_table, disagreements, final_value, summarise
 from pqb.builders.study.pool import SOURCES
-from pqb.builders.study.rubric import BY_NAME, RATING_COLUMNS
+from pqb.builders.study.rubric import BY_NAME, HUMAN_RATERS, RATING_COLUMNS
 from pqb.builders.study.sheet import Ratings
 from pqb.dataset.io import atomic_write_json, atomic_write_text
 
@@ -140,7 +140,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     sources = [
         s for s in SOURCES if s in report.get("sources", SOURCES)
     ]  # every source of the pool: "—" when unrated
-    cols = [(s, who) for s in sources for who in ("LLM", "Human")]
+    raters = (human or {}).get("raters", HUMAN_RATERS)
+    panel = "Human" if raters == HUMAN_RATERS else "Panel"  # sheets filled by others are never called human
+    cols = [(s, who) for s in sources for who in ("LLM", panel)]
     lines = [f"# Validation study ({', '.join(report.get('domains', []))})", ""]
     who_rated = []
     if llm:
@@ -148,7 +150,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             f"LLM judge `{llm['model']}` at {llm['endpoint']} (served as {', '.join(llm['served_models']) or 'n/a'})"
         )
     if human:
-        who_rated.append(f"human annotators {', '.join(human['annotators'])}"
+        who_rated.append(f"{raters} {', '.join(human['annotators'])}"
                          + (f"; adjudicator {', '.join(human['adjudicators'])}" if human["adjudicators"] else ""))  # fmt: skip
     lines += ["Rated by: " + ("; ".join(who_rated) or "nobody yet") + ".", ""]
     lines += [

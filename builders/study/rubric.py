@@ -19,6 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+HUMAN_RATERS = "human annotators"
+"""Who filled the sheets unless ``study report --raters`` says otherwise (AI agents' sheets head a
+"Panel" column, never "Human")."""
+
 TASKS = ("syntactic", "attribution", "error")
 
 
