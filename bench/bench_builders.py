@@ -442,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     paper.add_argument("--cores", type=int, default=16, help="projection: cores of one machine (default 16)")
     paper.add_argument("--nodes", type=int, nargs="*", default=[2, 4, 8], help="projection: Ray nodes")
     paper.add_argument(
-        "--tmp", default=None, help="folder for the LOAD TEST data and work dirs (default: /tmp)"
+        "--tmp", default=None, help="folder for the LOAD TEST data, work dirs and logs, kept after the run (default: a temporary folder, removed)"
     )
     args = ap.parse_args(argv)
     if args.domain_size:

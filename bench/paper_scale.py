@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -255,11 +256,12 @@ print(json.dumps({"documents": c["documents"], "queries": sum(h["n"] for h in c[
 
 
 def _script_row(
-    name: str, script: str, args: Sequence[str], env: Mapping[str, str], tmp: Path
+    name: str, what: str, script: str, args: Sequence[str], env: Mapping[str, str], tmp: Path
 ) -> dict[str, Any]:
+    """Run ``script`` in its own process (log ``<tmp>/<name>.log``, whose last line is its JSON counts)."""
     log = tmp / f"{name}.log"
     row = measure([sys.executable, "-c", script, *args], env, log)
-    return {"what": name, **row, **json.loads(log.read_text().strip().splitlines()[-1])}
+    return {"what": what, **row, **json.loads(log.read_text().strip().splitlines()[-1])}
 
 
 def publishing_rows(src: Path, category: str, domain: str, dataset: Path, env: Mapping[str, str],
@@ -414,7 +416,14 @@ def run(domain: str, *, scale: float, preset: str | None, workers: int, harness:
         fit_scale: float | None, cores: int, nodes: Sequence[int], tmp: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """The whole measurement (see the module docstring); returns what ``paper_scale.json`` records."""
     load0 = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="pqb-paper-", dir=tmp) as d:
+    # a folder given with --tmp is kept (the LOAD TEST data, the builds and each step's log), so a step
+    # that fails after an hour's build loses nothing; without one, a temporary folder is removed
+    place = (
+        nullcontext(tempfile.mkdtemp(prefix="pqb-paper-", dir=tmp))
+        if tmp
+        else tempfile.TemporaryDirectory(prefix="pqb-paper-")
+    )
+    with place as d:
         work = Path(d)
         env = {**os.environ, "PQB_CACHE_DIR": str(work / "cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip

@@ -95,7 +95,7 @@ def _naturalness(args: argparse.Namespace) -> int:
             dataset_dir=args.dataset_path,
             release_dir=args.release_dir,
             amazon_dir=args.source,
-            scorer=CausalLMScorer(args.lm),
+            scorer=CausalLMScorer(args.lm, progress=not args.no_progress),
             n=args.n_sample,
             seed=args.seed,
             n_boot=args.n_boot,

@@ -108,7 +108,14 @@ class CausalLMScorer:
     extra or model raises one line that names what to install or pass.
     """
 
-    def __init__(self, model: str | Path | None = None, *, batch_size: int = 16, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        batch_size: int = 16,
+        device: str = "cpu",
+        progress: bool = True,
+    ) -> None:
         if missing := missing_extras(["llm"]):
             raise MissingExtraError(
                 f"the perplexity measure needs {DISTRIBUTION}[{missing[0]}], not installed here; install it with: "
@@ -124,6 +131,10 @@ class CausalLMScorer:
             model = found
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        if not progress:  # transformers draws its own bar while it converts a GGUF file
+            hf_logging.disable_progress_bar()
 
         path = Path(model)
         folder, extra = str(model), {}
