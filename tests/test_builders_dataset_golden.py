@@ -15,16 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 250,
+    "video_games": 238,
     "video_games-corpus": 1488,
-    "video_games-queries": 500,
-    "video_games-qrels": 500,
-    "video_games-users": 70,
+    "video_games-queries": 476,
+    "video_games-qrels": 476,
+    "video_games-users": 72,
 }
 ROWS = {
-    0: ('video_games:B00006B84Z:u_0d807ad08a4a8b2e', "I was looking for a joystick in black that's made by CH Products and connects via USB; any compatible with PC?", "I was looking for a joystick in black that's made by CH Products and connects via USTB; any comepatible with PC?", ['CH Products', 'Black', 'PC', 'USB', 'Joystick']),
-    101: ('video_games:B07VTR7B18:u_bb41cea07e5ec163', 'For PC, I need a Redragon modern keyboard. It should be black. I would like it with USB connectivity', 'For PC, I need a Redrgaon modern keyboard. It should be black. I would like it with USB connectivity', ['Redragon', 'Black', 'Modern', 'PC', 'USB']),
-    249: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trying to find a Trueque optical mouse for PC that has USB and comes in purple.', 'Trying to find a Trueque optical muose for PC that has USB and comes in purple.', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
+    0: ('video_games:B00008DHLK:u_4c1c5bb62357aa2e', 'I wanted an ACTIVISION English CD-ROM for Xbox. Is it rated teen?', 'I wanted an ACTIVISOIN English CD-ROM for Xbox. Is it rated teen?', ['ACTIVISION', 'CD-ROM', 'Teen', 'English', 'Xbox']),
+    101: ('video_games:B07ZK7SWCW:u_bb41cea07e5ec163', "i play on nintendo switch. i'd like a wireless case, which is from vivefox and is soft.", "i play on nintendo switch. i'd like a wireless cae, which is from vivefox and is soft.", ['VIVEFOX', 'Case', 'Soft', 'Wireless', 'Nintendo Switch']),
+    237: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trueque optical mouse with USB that is purple. Is it compatible with PC?', 'Trueque optical mouse with USB that is purpl. Is it compatible with PC?', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -44,10 +44,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('compatible', 'comepatible', 'content_word'), ('USB', 'USTB', 'core_term'), ('black', 'back', 'core_term')],
-    37: [('Skinit', 'Skinnit', 'brand'), ('Bundle', 'Buncle', 'core_term'), ('needs', 'nees', 'content_word')],
-    101: [('Redragon', 'Redrgaon', 'brand'), ('keyboard', 'keyboadr', 'title_word'), ('connectivity', 'connectivit', 'content_word')],
-    249: [('mouse', 'muose', 'title_word'), ('Trying', 'Tring', 'content_word'), ('Trueque', 'Tueque', 'brand')],
+    0: [('ACTIVISION', 'ACTIVISOIN', 'brand'), ('Xbox', 'Xobx', 'core_term'), ('English', 'Enlish', 'core_term')],
+    37: [('looking', 'lookig', 'content_word'), ('SteelSeries', 'teelSeries', 'brand'), ('Ideally', 'Idelly', 'content_word')],
+    101: [('case', 'cae', 'core_term'), ('wireless', 'wiweless', 'core_term'), ('nintendo', 'nintnedo', 'core_term')],
+    237: [('purple', 'purpl', 'core_term'), ('USB', 'UB', 'core_term'), ('compatible', 'compaible', 'content_word')],
 }  # fmt: skip
 
 

@@ -295,6 +295,19 @@ def test_round_one_awkward_wordings_are_gone() -> None:
     assert not [t for t in texts if re.search(r"\b(Xbox One|PlayStation|PC) one\b", t)]
 
 
+def test_the_blinded_panels_notes_on_the_published_build_are_gone() -> None:
+    """Issue 43's blinded panel (three raters, 30 published queries) marked "Is it from ACTIVISION?" (a
+    brand asked about, not asked for), "a case which runs on Nintendo Switch" and "I would like it by
+    Gtheos"; none is written any more, and the brand and platform are still phrased."""
+    texts = [c.text for s in range(4) for c in RealizerGenerator(NO_HABITS).generate(SPEC, 300, s)]
+    assert not [t for t in texts if re.search(r"(?i)\b(is|was) it (made )?(by|from) olimoxi\b", t)][:3]
+    assert not [t for t in texts if re.search(r"(?i)\bruns? on\b", t)][:3]
+    assert not [t for t in texts if re.search(r"(?i)\blike it (by|from|made by) olimoxi\b", t)][:3]
+    assert all("Olimoxi" in t and "PC" in t for t in texts)
+    assert [t for t in texts if re.search(r"(?i)\b(by|from) Olimoxi\b", t)]
+    assert [t for t in texts if re.search(r"\b(works with|compatible with|for) PC\b", t)]
+
+
 def test_the_title_heads_with_the_product_noun() -> None:
     assert (
         title_heads("Wired Gaming Headset with Mic,Sades 709 Over Ear Headphone for PC", [])[0] == "headset"

@@ -74,9 +74,8 @@ _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
     "brand": (("is", "be", "made by {v}"), ("is", "be", "from {v}")),
     "color": (("comes", "come", "in {v}"), ("is", "be", "{v}")),
     "material": (("is", "be", "made of {v}"), ("is", "be", "made from {v}")),
-    "platform": (
+    "platform": (  # no "runs on": a case or a skin does not run (issue 43's blinded panel, 3 of 3 raters)
         ("works", "work", "with {v}"),
-        ("runs", "run", "on {v}"),
         ("is", "be", "compatible with {v}"),
     ),
     "device": (
@@ -166,6 +165,8 @@ _SENTENCE = (
     "I'd prefer one that {sg}.", "It would be great if it {sg}.",
 )  # fmt: skip
 _SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.", "I'd like it {pp}.")
+_MAKER_SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.")
+"""For a brand: "I'd like it by Gtheos" reads as wanting the item made to order (the panel's note)."""
 _QUESTION_VP = ("Does it {base}?",)
 _QUESTION_BE = ("Is it {rest}?",)
 _QUESTION_PP = ("Any {pp}?", "Do you have one {pp}?", "Is there one {pp}?")
@@ -283,7 +284,9 @@ def allowed_roles(p: Part) -> tuple[str, ...]:
     request, half the time, for a kind with :data:`_CONTEXT` frames), question."""
     if p.kind in _ONLY_PRE:
         return ("pre",)
-    roles = ["rel", "sent", "q"]
+    # a brand is what the shopper wants, not a question about the item: "Is it from ACTIVISION?" read as
+    # doubt, not a request, to all three raters of issue 43's blinded panel, on 4 of 30 queries
+    roles = ["rel", "sent"] if p.kind == "brand" else ["rel", "sent", "q"]
     if _PP[p.kind]:
         roles += ["pp", "pp"]
     if (
@@ -362,7 +365,8 @@ class _Composer:
         rng = self.rng
         self.mark(parts, "sentence")
         if len(parts) == 1 and _PP[parts[0].kind] and rng.random() < 0.35:
-            return rng.choice(_SENTENCE_PP).format(pp=self.pp(parts[0]))
+            frames = _MAKER_SENTENCE_PP if parts[0].kind == "brand" else _SENTENCE_PP
+            return rng.choice(frames).format(pp=self.pp(parts[0]))
         vps = [self.vp(p) for p in parts]
         return rng.choice(_SENTENCE).format(
             base=_join([f"{b} {r}" for _, b, r in vps], rng), sg=_join([f"{s} {r}" for s, _, r in vps], rng)
