@@ -308,6 +308,27 @@ def test_the_blinded_panels_notes_on_the_published_build_are_gone() -> None:
     assert [t for t in texts if re.search(r"\b(works with|compatible with|for) PC\b", t)]
 
 
+def test_a_plural_head_takes_plural_verbs_and_pronouns() -> None:
+    """The panel's "over ear Xbox One headphones, which is wired" and "Is it wireless" (of headphones):
+    with a plural head every verb and pronoun that speaks of it is plural; a singular head is unchanged."""
+    spec = ProductSpec(
+        asin="B0TESTHEAD",
+        title="Anivia Wired Gaming Headphones with Mic",
+        core=(("Brand", "Anivia"), ("Color", "Black"), ("Connectivity Technology", "Wired"),
+              ("Special Feature", "Noise Cancelling"), ("Compatible Devices", "PC")),
+        kinds=("brand", "color", "adj_feature", "noun_feature", "platform"),
+    )  # fmt: skip
+    texts = [c.text for s in range(3) for c in RealizerGenerator(NO_HABITS).generate(spec, 300, s)]
+    plural = [t for t in texts if re.search(r"\bheadphones\b", t)]
+    assert len(plural) > 100
+    singular_about_them = r"(?i)headphones(,)? (that|which) (is|has|comes|works|offers|supports)\b|\b(is|does) it\b|\bit (should|has to|needs to)\b|\bideally it\b|\bif it\b"
+    assert not [t for t in plural if re.search(singular_about_them, t)][:3]
+    assert [t for t in plural if re.search(r"\b(Are|Do) they\b|\bthey\b", t)]
+    assert [t for t in plural if re.search(r"headphones,? (that|which) (are|have|come|work)\b", t)]
+    before = [c.text for c in RealizerGenerator(NO_HABITS).generate(SPEC, 50, 0)]  # a singular head
+    assert any(re.search(r"\b(Is|Does) it\b|\bthat (is|has|comes)\b", t) for t in before)
+
+
 def test_the_title_heads_with_the_product_noun() -> None:
     assert (
         title_heads("Wired Gaming Headset with Mic,Sades 709 Over Ear Headphone for PC", [])[0] == "headset"

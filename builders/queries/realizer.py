@@ -170,6 +170,15 @@ _MAKER_SENTENCE_PP = ("Preferably {pp}.", "Ideally {pp}.")
 _QUESTION_VP = ("Does it {base}?",)
 _QUESTION_BE = ("Is it {rest}?",)
 _QUESTION_PP = ("Any {pp}?", "Do you have one {pp}?", "Is there one {pp}?")
+_PLURAL: dict[tuple[str, ...], tuple[str, ...]] = {
+    _SENTENCE: ("They should {base}.", "They have to {base}.", "They need to {base}.", "Ideally they {sg}.",
+                "I'd prefer ones that {sg}.", "It would be great if they {sg}."),
+    _SENTENCE_PP: ("Preferably {pp}.", "Ideally {pp}.", "I'd like them {pp}."),
+    _QUESTION_VP: ("Do they {base}?",),
+    _QUESTION_BE: ("Are they {rest}?",),
+    _QUESTION_PP: ("Any {pp}?", "Do you have any {pp}?", "Are there any {pp}?"),
+}  # fmt: skip
+"""The follow-ups of a plural head ("headphones"), frame for frame: "Are they wired?", not "Is it wired?"."""
 _JOIN = (" ", " ", " ", " - ", "; ")
 _AND_ALSO = (", and ", " and ")
 _CONTEXT: dict[str, tuple[str, ...]] = {
@@ -305,6 +314,8 @@ class _Composer:
         self.rng = rng
         self.heads = list(heads)
         self.roles: dict[str, set[str]] = {}
+        self.plural = False
+        """The head noun is plural ("headphones"): its verbs and pronouns agree ("which are wired", "Are they")."""
 
     def mark(self, parts: Sequence[Part], role: str) -> None:
         for p in parts:
@@ -317,8 +328,10 @@ class _Composer:
         return _fill(self.rng.choice(_PP[p.kind]), p.value)
 
     def vp(self, p: Part) -> tuple[str, str, str]:
+        """(finite verb agreeing with the head, base form, rest): "is"/"comes" for one, "are"/"come" for a plural."""
         sg, base, rest = self.rng.choice(_VP[p.kind])
-        return sg, base, _fill(rest, p.value)
+        finite = ("are" if base == "be" else base) if self.plural else sg
+        return finite, base, _fill(rest, p.value)
 
     def noun_phrase(
         self, pre: list[Part], post: list[Part], rel: list[Part], head_part: Part | None, dets: str
@@ -336,6 +349,7 @@ class _Composer:
         if head == "something":  # "a black something" is not English: qualities follow it
             rel = rel + [p for p in pre if not _PP[p.kind]]
             post, pre = post + [p for p in pre if _PP[p.kind]], []
+        self.plural = _plural(head)
         pre = sorted(pre, key=lambda p: _PRE_ORDER.index(p.kind))
         words = [p.value for p in pre] + [head]
         self.mark(pre, "premodifier")
@@ -354,7 +368,7 @@ class _Composer:
             vps = [self.vp(p) for p in rel]
             relativizer = rng.choice(("that", "that", "which", ", which")) if not post else "that"
             clause = _join([f"{sg} {rest}" for sg, _, rest in vps], rng)
-            if relativizer == "that" and clause.startswith("is ") and rng.random() < 0.5:
+            if relativizer == "that" and clause.startswith("is ") and rng.random() < 0.5:  # singular only
                 phrase += f" that's {clause[3:]}"
             else:
                 phrase = f"{phrase}{'' if relativizer.startswith(',') else ' '}{relativizer} {clause}"
@@ -365,10 +379,10 @@ class _Composer:
         rng = self.rng
         self.mark(parts, "sentence")
         if len(parts) == 1 and _PP[parts[0].kind] and rng.random() < 0.35:
-            frames = _MAKER_SENTENCE_PP if parts[0].kind == "brand" else _SENTENCE_PP
+            frames = _MAKER_SENTENCE_PP if parts[0].kind == "brand" else self.frames(_SENTENCE_PP)
             return rng.choice(frames).format(pp=self.pp(parts[0]))
         vps = [self.vp(p) for p in parts]
-        return rng.choice(_SENTENCE).format(
+        return rng.choice(self.frames(_SENTENCE)).format(
             base=_join([f"{b} {r}" for _, b, r in vps], rng), sg=_join([f"{s} {r}" for s, _, r in vps], rng)
         )
 
@@ -376,11 +390,16 @@ class _Composer:
         rng = self.rng
         self.mark([p], "question")
         if p.kind in _ANY_PP and rng.random() < 0.4:
-            return rng.choice(_QUESTION_PP).format(pp=self.pp(p))
-        sg, base, rest = self.vp(p)
-        if sg == "is":
-            return rng.choice(_QUESTION_BE).format(rest=rest)
-        return rng.choice(_QUESTION_VP).format(base=f"{base} {rest}")
+            return rng.choice(self.frames(_QUESTION_PP)).format(pp=self.pp(p))
+        _, base, rest = self.vp(p)
+        if base == "be":
+            return rng.choice(self.frames(_QUESTION_BE)).format(rest=rest)
+        return rng.choice(self.frames(_QUESTION_VP)).format(base=f"{base} {rest}")
+
+    def frames(self, singular: tuple[str, ...]) -> tuple[str, ...]:
+        """``singular``, or its plural twin when the head is plural (the same number of frames, so the
+        random stream, and every query with a singular head, stays as it was)."""
+        return _PLURAL[singular] if self.plural else singular
 
 
 def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()) -> Realization:
