@@ -175,7 +175,8 @@ def test_compare_bm25_minilm_on_the_embedded_build_has_no_unmarked_saturated_sta
                     progress=False, notify=lambda line: None)  # fmt: skip
         files.append(load_results(path))
     report = compare_results(*files, n_boot=200, n_perm=200)
-    assert report["tasks"]["pqb_syntactic_video_games"]["saturated_at"]["a"] == [1, 5, 10, 20]
+    saturated = report["tasks"]["pqb_syntactic_video_games"]["saturated_at"]["a"]
+    assert {5, 10, 20} <= set(saturated)  # BM25 on the embedded build (K = 1 too before issue 43's rebuild)
     rows = [(t, m, r) for t, e in report["tasks"].items() for m, r in e["metrics"].items()]
     assert any(r["saturated"] for _, _, r in rows)
     assert not [(t, m) for t, m, r in rows if r["saturated"] and r["significant"]]
