@@ -415,7 +415,7 @@ def settings_amazon_dir() -> Path:
 def run(domain: str, *, scale: float, preset: str | None, workers: int, harness: Sequence[str],
         fit_scale: float | None, cores: int, nodes: Sequence[int], tmp: Path | None = None) -> dict[str, Any]:  # fmt: skip
     """The whole measurement (see the module docstring); returns what ``paper_scale.json`` records."""
-    load0 = os.getloadavg()
+    load0, commit = os.getloadavg(), _commit()  # the code that runs is the code at the start
     # a folder given with --tmp is kept (the LOAD TEST data, the builds and each step's log), so a step
     # that fails after an hour's build loses nothing; without one, a temporary folder is removed
     place = (
@@ -452,7 +452,7 @@ def run(domain: str, *, scale: float, preset: str | None, workers: int, harness:
         "publishing": pub, "harness": har,
         "fit_run": None if fit is None else {"scale": fit_scale, "reviews": fit["reviews"], "wall_s": fit["build"]["wall_s"],
                                              "peak_rss_mb": fit["build"]["peak_rss_mb"], "stages": fit["build"]["stages"]},
-        "projection": proj, "commit": _commit(), "machine": machine(),
+        "projection": proj, "commit": commit, "machine": machine(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": " ".join(["python", *sys.argv]),
         "load_average": {"start": load0[0], "end": load1[0]},
         "noisy": max(load0[0], load1[0]) > (os.cpu_count() or 1),
