@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -210,7 +211,12 @@ def test_a_build_from_the_hub_equals_the_local_build_and_its_card_names_the_comm
     card_hub = (tmp_path / "ds-hub" / "README.md").read_text(encoding="utf-8")
     card_local = (tmp_path / "ds-local" / "README.md").read_text(encoding="utf-8")
     assert hub.commit in card_hub and hub.commit not in card_local
-    differ = [(a, b) for a, b in zip(card_hub.splitlines(), card_local.splitlines(), strict=True) if a != b]
-    assert differ and all("hub" in a or hub.commit in a or "source" in a for a, _ in differ), differ[:5]
+
+    # the cards differ only in where the source is named: the "source" objects of the stage configs
+    # (local: kind and root; hub: kind, repo, revision and commit) and the provenance's source line
+    def without_source(card: str) -> str:
+        return re.sub(r'"source": (\{[^{}]*\}|"[^"]*")', '"source": ...', card)
+
+    assert card_hub != card_local and without_source(card_hub) == without_source(card_local)
     manifest = json.loads((tmp_path / "w-hub" / "video_games" / "manifest.json").read_text())
     assert manifest["stages"]["ingest"]["config"]["source"]["commit"] == hub.commit
