@@ -45,7 +45,7 @@ def _ray() -> str:
 
 
 @contextmanager
-def two_node_cluster(tmp: Path, env: Mapping[str, str], timeout: float = 180.0) -> Iterator[str]:
+def two_node_cluster(tmp: Path, env: Mapping[str, str], timeout: float = 600.0) -> Iterator[str]:
     """Yield the address of a head node and a second node started with ``ray start`` (see the docstring)."""
     port = _free_port()
     common = ["--block", "--disable-usage-stats", "--node-ip-address", LOOPBACK, "--num-cpus", "1",
