@@ -54,6 +54,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import paper_scale  # bench/ is on sys.path: this script's folder
+
 STAGE_SCRIPT = """
 import json, resource, sys, time
 from dataclasses import replace
@@ -106,31 +108,6 @@ STAGE_NAMES = ("ingest", "users", "link", "profiles", "errors", "generate", "pai
 ``link="any"`` step re-timed alone on its outputs."""
 
 
-def _tree_rss_mb(root: int) -> float:
-    """Summed RSS of ``root`` and every process below it, from ``/proc`` (Linux).
-
-    The peak RSS a process reports covers itself only; the stage's worker processes (parsing,
-    encoding, detection) hold their own models and chunks, and the 4 GB target is for all of them.
-    A sum of RSS counts shared library pages once per process, so it is an upper bound.
-    """
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # the process ended while we looked
-            continue
-        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo += parents.get(pid, [])
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
-        except OSError:
-            continue
-    return total * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def _stage(work: Path, src: Path, stage: str, env: dict[str, str], workers: int = 1, cap: int = 0) -> dict:
     """Run one stage in its own process; its JSON plus the all-processes peak RSS (sampled each 0.5 s)."""
     cmd = [sys.executable, "-c", STAGE_SCRIPT, str(work), str(src), stage, str(workers), str(cap)]
@@ -138,7 +115,7 @@ def _stage(work: Path, src: Path, stage: str, env: dict[str, str], workers: int 
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True)
         peak = 0.0
         while proc.poll() is None:
-            peak = max(peak, _tree_rss_mb(proc.pid))
+            peak = max(peak, paper_scale.tree_rss_mb(proc.pid))
             time.sleep(0.5)
         out.seek(0)
         err.seek(0)
@@ -446,8 +423,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.domain_size:
-        import paper_scale
-
         res = paper_scale.run(args.domain_size, scale=args.scale, preset=args.preset or None,
                               workers=args.workers or 2, harness=args.harness,
                               fit_scale=args.fit_scale if args.fit_scale is not None else args.scale / 10,

@@ -69,7 +69,8 @@ def _children() -> dict[int, list[int]]:
 
 
 def _descendants(root: int) -> list[int]:
-    parents, out, todo = _children(), [], list(_children().get(root, []))
+    parents, out = _children(), []
+    todo = list(parents.get(root, []))
     while todo:
         pid = todo.pop()
         out.append(pid)
@@ -78,7 +79,9 @@ def _descendants(root: int) -> list[int]:
 
 
 def tree_rss_mb(root: int) -> float:
-    """Summed RSS of ``root`` and every process below it (shared pages count once per process: an upper bound)."""
+    """Summed RSS of ``root`` and every process below it, from ``/proc`` (Linux): a process's own peak RSS
+    leaves out the stage's worker processes, which hold their own models and chunks, and the 4 GB target
+    is for all of them. Shared library pages count once per process, so it is an upper bound."""
     total = 0
     for pid in [root, *_descendants(root)]:
         try:

@@ -33,7 +33,7 @@ def test_tree_rss_sums_the_children():
     try:
         child = int(proc.stdout.readline())
         own = int(Path(f"/proc/{proc.pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-        tree = bb._tree_rss_mb(proc.pid)
+        tree = bb.paper_scale.tree_rss_mb(proc.pid)
         assert own < 100 and tree > own + 150
     finally:
         if child:

@@ -184,25 +184,15 @@ def user_law(a: float, sentences_per_review: Sequence[float], kmax: int = MAX_RE
 # --------------------------------------------------------------------------------------------------
 
 
-def _details(rec: Mapping[str, Any]) -> dict:
-    d = rec.get("details")
-    if isinstance(d, str):
-        try:
-            d = json.loads(d)
-        except json.JSONDecodeError:
-            return {}
-    return d if isinstance(d, dict) else {}
-
-
 def body_field(rec: Mapping[str, Any], name: str) -> Any:
     """A real record's ``name`` field as the document layout reads it (brand: the builders' ``brand_of``
     choice; details: the ``details`` dict less the keys that choose the brand); falsy when absent."""
-    from pqb.builders.source.products import brand_of
+    from pqb.builders.source.products import brand_of, details_of
 
     if name == "brand":
         return brand_of(rec)
     if name == "details":
-        return {k: v for k, v in _details(rec).items() if k not in ("Brand", "Manufacturer")}
+        return {k: v for k, v in details_of(rec).items() if k not in ("Brand", "Manufacturer")}
     return rec.get(name)
 
 

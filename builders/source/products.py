@@ -206,7 +206,7 @@ def clean_description(parts: Any, title: str, numbers: set[str]) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _details(meta: Mapping[str, Any]) -> dict[str, Any]:
+def details_of(meta: Mapping[str, Any]) -> dict[str, Any]:
     """``details`` as a dict; the Hub's ``datasets`` loader stores it as a JSON string, so accept that too."""
     d = meta.get("details")
     if isinstance(d, str):
@@ -227,7 +227,7 @@ def _str_list(value: Any) -> list[str]:
 
 def brand_of(meta: Mapping[str, Any]) -> str:
     """``details.Brand``, else ``store``, else ``details.Manufacturer`` (cleaned; may be empty)."""
-    d = _details(meta)
+    d = details_of(meta)
     for value in (d.get("Brand"), meta.get("store"), d.get("Manufacturer")):
         if isinstance(value, str) and clean_text(value):
             return clean_text(value)
@@ -259,7 +259,7 @@ def document_body(meta: Mapping[str, Any]) -> str:
     :func:`document_text` (title + " " + body), BEIR/MTEB's join. Empty fields are omitted.
     """
     title = clean_text(meta.get("title"))
-    d = _details(meta)
+    d = details_of(meta)
     lines: list[str] = []
     brand = brand_of(meta)
     if brand:
@@ -383,7 +383,7 @@ def _candidates(
     record contradicts itself and neither is used: a core term must be a fact about the product.
     """
     stats = stats if stats is not None else Counter()
-    d = _details(meta)
+    d = details_of(meta)
     raw: list[tuple[str, Any, int | None, bool]] = []
     by_lower = {str(k).lower(): k for k in d}
     used = {"brand"}
