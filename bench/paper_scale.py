@@ -16,7 +16,7 @@ What it does, in order (everything in ``--tmp``, default a temporary folder):
    ``--preset`` is passed only when this checkout's ``pqb-build all`` has it (the JSON says which ran);
 3. on the published LOAD TEST dataset: ``pqb-harness run`` of each ``--harness`` model on the domain's
    syntactic and error tasks over the whole corpus (cold caches), the card's lexical-ceiling report
-   (bm25s over every document) alone, and the products step alone (``iter_meta`` + ``product_row`` over
+   (bm25s over every document) alone, and the products step alone (``iter_meta``, the domain's core-term judgement and a row per record, over
    every metadata record), each in its own process: wall, CPU, peak RSS;
 4. with ``--fit-scale``, a second, smaller build for per-stage affine fits (seconds = fixed + per-token ×
    tokens), which project the other two domains (labelled *projected*);
@@ -238,9 +238,18 @@ def build(src: Path, domain: str, work: Path, dataset: Path, env: Mapping[str, s
 PRODUCTS_SCRIPT = r"""
 import json, sys, time
 from pqb.builders.source.amazon import ReadStats, iter_meta
-from pqb.builders.source.products import clean_text, product_row
+from pqb.builders.source.descriptors import DescriptorModel, PhraseCounter
+from pqb.builders.source.products import attribute_candidates, clean_text, finish_row, own_text, product_base
 t = time.perf_counter()
-rows = [product_row(m) for m in iter_meta(sys.argv[1], ReadStats(), usable=lambda m: None if clean_text(m.get("title")) else "no title")]
+# as ingest does it: one judgement learned over the domain's records (here their own text only, not the
+# reviews, which the ingest row times), then each record's row
+metas = list(iter_meta(sys.argv[1], ReadStats(), usable=lambda m: None if clean_text(m.get("title")) else "no title"))
+cands = [attribute_candidates(m) for m in metas]
+catalogue = PhraseCounter(sorted({c.value for cs in cands for c in cs}))
+for m in metas:
+    catalogue.add(own_text(m))
+model = DescriptorModel.learn(cands, None, catalogue)
+rows = [finish_row(product_base(m), cs, model) for m, cs in zip(metas, cands)]
 print(json.dumps({"records": len(rows), "targets": sum(r["is_target"] for r in rows), "seconds": time.perf_counter() - t}))
 """
 
@@ -270,7 +279,7 @@ def _script_row(
 def publishing_rows(src: Path, category: str, domain: str, dataset: Path, env: Mapping[str, str],
                     tmp: Path) -> list[dict[str, Any]]:  # fmt: skip
     """The products step over every metadata record, and the card's lexical-ceiling report, each alone."""
-    return [_script_row("products", "products step (iter_meta + product_row)", PRODUCTS_SCRIPT,
+    return [_script_row("products", "products step (iter_meta, the domain's core-term judgement, each row)", PRODUCTS_SCRIPT,
                         [str(src / f"meta_{category}.jsonl")], env, tmp),
             _script_row("lexical_ceiling", "lexical-ceiling report (bm25s, every document)", CEILING_SCRIPT,
                         [str(dataset), domain], env, tmp)]  # fmt: skip
