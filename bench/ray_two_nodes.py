@@ -16,7 +16,9 @@ verdict; exit 1 when a byte differs. ``tests/test_builders_ray_cluster.py`` runs
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -46,16 +48,21 @@ def _ray() -> str:
 
 @contextmanager
 def two_node_cluster(tmp: Path, env: Mapping[str, str], timeout: float = 600.0) -> Iterator[str]:
-    """Yield the address of a head node and a second node started with ``ray start`` (see the docstring)."""
+    """Yield the address of a head node and a second node started with ``ray start`` (see the docstring).
+
+    The nodes' ``--temp-dir`` is a short folder under ``/tmp``, not under ``tmp``: Ray puts its Unix
+    sockets there, and a socket path over 107 bytes (a pytest ``tmp_path`` is enough) makes
+    ``ray start`` exit at once."""
     port = _free_port()
+    ray_tmp = Path(tempfile.mkdtemp(prefix="pqbray-", dir="/tmp"))
     common = ["--block", "--disable-usage-stats", "--node-ip-address", LOOPBACK, "--num-cpus", "1",
               "--object-store-memory", str(300 * 2**20)]  # fmt: skip
     node_ports = ("node-manager-port", "object-manager-port", "dashboard-agent-listen-port",
                   "dashboard-agent-grpc-port", "metrics-export-port", "runtime-env-agent-port")  # fmt: skip
-    head = [_ray(), "start", "--head", "--port", str(port), "--temp-dir", str(tmp / "h"),
+    head = [_ray(), "start", "--head", "--port", str(port), "--temp-dir", str(ray_tmp / "h"),
             "--include-dashboard", "false", *_ports("ray-client-server-port", *node_ports), *common]  # fmt: skip
     worker = [_ray(), "start", f"--address={LOOPBACK}:{port}", "--resources", '{"node2": 1}',
-              "--temp-dir", str(tmp / "w"), *_ports(*node_ports), *common]  # fmt: skip
+              "--temp-dir", str(ray_tmp / "w"), *_ports(*node_ports), *common]  # fmt: skip
     procs: list[subprocess.Popen[bytes]] = []
     tmp.mkdir(parents=True, exist_ok=True)
     logs = [open(tmp / "ray-head.log", "wb"), open(tmp / "ray-node2.log", "wb")]  # noqa: SIM115 (closed below)
@@ -81,6 +88,7 @@ def two_node_cluster(tmp: Path, env: Mapping[str, str], timeout: float = 600.0) 
                 p.wait()
         for f in logs:
             f.close()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 NODES = """
@@ -95,15 +103,15 @@ def _wait_for(address: str, n_nodes: int, env: Mapping[str, str], timeout: float
     """Until the cluster at ``address`` has ``n_nodes`` live nodes (a ``ray start`` that ends first is an error)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any(p.poll() is not None for p in procs):
-            raise RuntimeError(f"ray start ended early: {(tmp / 'ray-head.log').read_text()[-2000:]}")
-        out = subprocess.run(
-            [sys.executable, "-c", NODES, address], env=dict(env), capture_output=True, text=True
-        )
-        if (
-            out.returncode == 0
-            and len(__import__("json").loads(out.stdout.strip().splitlines()[-1])) >= n_nodes
-        ):
+        for p, log in zip(procs, ("ray-head.log", "ray-node2.log"), strict=False):
+            if p.poll() is not None:
+                raise RuntimeError(f"ray start ended early ({log}): {(tmp / log).read_text()[-2000:]}")
+        try:  # a poll that cannot reach the head must not outlive the deadline
+            out = subprocess.run([sys.executable, "-c", NODES, address], env=dict(env), capture_output=True,
+                                 text=True, timeout=max(1.0, min(120.0, deadline - time.monotonic())))  # fmt: skip
+        except subprocess.TimeoutExpired:
+            continue
+        if out.returncode == 0 and len(json.loads(out.stdout.strip().splitlines()[-1])) >= n_nodes:
             return
         time.sleep(2)
     raise RuntimeError(f"the Ray cluster at {address} did not reach {n_nodes} nodes in {timeout:.0f} s")
@@ -112,8 +120,6 @@ def _wait_for(address: str, n_nodes: int, env: Mapping[str, str], timeout: float
 def _files(folder: Path) -> dict[str, bytes]:
     """Every file of a build, by path: the published dataset and each work dir's artifacts (the manifest
     holds timings, so it is compared through its recorded output hashes instead)."""
-    import json
-
     out = {}
     for p in sorted(folder.rglob("*")):
         if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."):
