@@ -154,6 +154,10 @@ def test_the_key_rule_is_learned_from_the_share_of_passing_values() -> None:
         ("language _ tag", "product", "placeholder"),
         ("No Operating System", "platform", "placeholder"),
         ("All", "platform", "placeholder"),
+        ("BU+RE+PI", "color", "placeholder"),  # a pack's variants, not a colour
+        ("Red Camo+Blue Camo", "color", "placeholder"),
+        ("White & Pink", "color", "ok"),
+        ("Disney+", "brand", "ok"),
         ("Everyone", "age_rating", "ok"),  # a rating's name, though a pronoun elsewhere
         ("Flip-to-mute mic", "feature", "ok"),  # a hyphenated compound, not the verb "flip"
         ("Over Ear", "product", "ok"),
@@ -403,3 +407,37 @@ def test_a_query_writes_a_common_word_in_lower_case_and_a_name_as_it_stands() ->
     model = DescriptorModel.learn([cands], counter)
     forms = [model.written_form(c) for c in cands]
     assert forms == ["dust proof", "Windows", "USB", "Mountain", "video game"]
+
+
+class _KindsOnly:
+    """A stand-in for :class:`DescriptorModel` that accepts every value and types it from a table: the
+    rule under test is the choice among accepted values, not the judgement."""
+
+    def __init__(self, kinds: dict[str, str]) -> None:
+        self.kinds = kinds
+
+    def judge(self, c: Candidate) -> str:
+        return "ok"
+
+    def kind(self, c: Candidate) -> str:
+        return self.kinds[c.value]
+
+
+def test_a_product_keeps_one_platform_or_device_a_named_one_its_own_text_repeats() -> None:
+    from pqb.builders.source.products import select_candidates
+
+    model = _KindsOnly({"Sony": "brand", "Gaming Console": "device", "Controller": "device",
+                        "PlayStation 4": "platform", "PC": "platform", "Black": "color"})  # fmt: skip
+    cand = [
+        Candidate("Brand", "brand", "Sony", True),
+        Candidate("Compatible Devices", "compatible devices", "Gaming Console", True),
+        Candidate("Controller Type", "controller type", "Controller", True),
+        Candidate("Platform", "platform", "PlayStation 4", False),
+        Candidate("Feature 1", "feature", "PC", True),
+        Candidate("Color", "color", "Black", False),
+    ]
+    got = select_candidates(cand, model)  # type: ignore[arg-type]
+    # the named platform the product's text repeats takes the device's place; the rest keep their order
+    assert [c.value for c in got] == ["Sony", "PC", "Black"]
+    assert [c.value for c in select_candidates(cand[:4], model)] == ["Sony", "PlayStation 4"]  # type: ignore[arg-type]
+    assert [c.value for c in select_candidates(cand[:3], model)] == ["Sony", "Gaming Console"]  # type: ignore[arg-type]

@@ -411,3 +411,17 @@ def test_the_article_follows_the_sound(phrase: str, article: str) -> None:
     from pqb.builders.queries.realizer import _article
 
     assert _article(phrase) == article
+
+
+def test_the_head_is_the_title_noun_most_of_the_time_and_never_item() -> None:
+    """A shopper writes the product's noun ("a wireless mouse"); "one" and "something" stay for variety,
+    "item" never (a catalogue word: no "looking for" sentence of the slice asks for an item)."""
+    parts = [Part("brand", "Cougar"), Part("color", "Black"), Part("platform", "PC"),
+             Part("adj_feature", "Optical"), Part("connectivity", "USB")]  # fmt: skip
+    rng = random.Random(3)
+    texts = [realize(parts, rng, ["mouse"]).text for _ in range(400)]
+    assert not [t for t in texts if re.search(r"\bitems?\b", t)][:3]
+    share = sum(bool(re.search(r"\bmouse\b", t)) for t in texts) / len(texts)
+    assert 0.6 <= share <= 0.9, share  # six title nouns in eight draws
+    bare = [realize(parts, rng, []).text for _ in range(200)]  # no noun in the title: one or something
+    assert not [t for t in bare if re.search(r"\bitems?\b", t)][:3]

@@ -10,8 +10,8 @@ domain's own data:
   name is a descriptor; a value that starts with a present-tense verb ("Play as Alien", "Improves
   accuracy") is an **instruction verb**; one that starts with a function word and goes on past one
   word ("With in-game success", "For the Xbox", "A New Hero") or ends in one ("Hints too", "Sold
-  Out") is a **fragment**; a negation, a symbol or a lone closed-class pronoun ("not null", "language _
-  tag", "All") is a **placeholder**;
+  Out") is a **fragment**; a negation, a symbol, a lone closed-class pronoun or a list of variants
+  joined by "+" ("not null", "language _ tag", "All", "BU+RE+PI") is a **placeholder**;
 * **attestation**: the product's own title, description or features say it again (outside the line
   it was taken from), or other products' own text does, or real users write it in the domain's
   reviews, each at least once per :data:`ATTESTATION_PER` documents (so the rule means the same on the
@@ -78,6 +78,10 @@ REJECTIONS: tuple[str, ...] = (
 a platform (:data:`~pqb.builders.kinds.CATEGORY_KEY`)."""
 
 _JOINERS = frozenset("-&+/'.")
+_VARIANT_LIST = re.compile(r"[^\W\d_]\s*\+\s*[^\W\d_]")
+"""Words joined by "+": a seller's list of a pack's variants ("White+Black+Blue+Red", "BU+RE+PI", "Red
+Camo+Blue Camo"), not one value a shopper asks for (read as codes, not colours, in the review of issue
+43's third build). A brand keeps its "+" (a name is what it is)."""
 _FUNCTION_POS = frozenset({"ADP", "SCONJ", "CCONJ", "DET", "PRON", "PART", "AUX"})
 _PRESENT_VERB = frozenset({"VB", "VBZ", "VBP"})
 _ADJ_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "VBD"})
@@ -157,7 +161,7 @@ def read_doc(doc: Any, value: str, kind_hint: str = "", np_doc: Any = None) -> R
         if first.pos_ == "ADP" and len(words) >= 2:
             return Reading("fragment", "noun", tags)
         return Reading("ok", "noun", tags)
-    if first.dep_ == "neg" or (first.lower_ == "no" and first.tag_ == "DT"):
+    if first.dep_ == "neg" or (first.lower_ == "no" and first.tag_ == "DT") or _VARIANT_LIST.search(value):
         return Reading("placeholder", phrase, tags)
     if len(words) == 1 and first.is_stop and first.pos_ in ("PRON", "DET") and kind_hint != "age_rating":
         return Reading("placeholder", phrase, tags)  # "All", "Any": a closed-class word, not a property
