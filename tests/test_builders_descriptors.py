@@ -423,7 +423,7 @@ class _KindsOnly:
         return self.kinds[c.value]
 
 
-def test_a_product_keeps_one_platform_or_device_a_named_one_its_own_text_repeats() -> None:
+def test_a_device_gives_way_to_a_named_platform_and_named_platforms_stay() -> None:
     from pqb.builders.source.products import select_candidates
 
     model = _KindsOnly({"Sony": "brand", "Gaming Console": "device", "Controller": "device",
@@ -437,7 +437,6 @@ def test_a_product_keeps_one_platform_or_device_a_named_one_its_own_text_repeats
         Candidate("Color", "color", "Black", False),
     ]
     got = select_candidates(cand, model)  # type: ignore[arg-type]
-    # the named platform the product's text repeats takes the device's place; the rest keep their order
-    assert [c.value for c in got] == ["Sony", "PC", "Black"]
-    assert [c.value for c in select_candidates(cand[:4], model)] == ["Sony", "PlayStation 4"]  # type: ignore[arg-type]
-    assert [c.value for c in select_candidates(cand[:3], model)] == ["Sony", "Gaming Console"]  # type: ignore[arg-type]
+    assert [c.value for c in got] == ["Sony", "PlayStation 4", "PC", "Black"]
+    # no named platform: the first device alone
+    assert [c.value for c in select_candidates(cand[:3] + cand[5:], model)] == ["Sony", "Gaming Console", "Black"]  # type: ignore[arg-type]

@@ -107,6 +107,8 @@ _PRE_ORDER: tuple[str, ...] = (
 maker, then the noun modifiers nearest the head: "a wireless black Sony USB controller")."""
 _ONLY_PRE = frozenset({"modifier"})
 """Kinds with no frame but the premodifier (the domain's text writes them only before a noun)."""
+_NAMED_PRE = frozenset({"platform", "device"})
+"""Kinds that premodify nearest the head ("a PC headset") and never "one" ("an Xbox one": Xbox One?)."""
 _ANY_PP = frozenset(k for k, frames in _PP.items() if frames) - {"brand"}
 """Kinds that read naturally in "Any ___?" ("Any in black?", "Any for PC?"; not "Any by Sony?")."""
 MAX_QUESTIONS = 1
@@ -208,6 +210,9 @@ _GENERIC_HEADS = ("something", "one")
 ("a black one", "something that is wired"). Not "item" ("an over ear item", "a Marvel item": 31 of the
 238 queries of issue 43's third build, rated low by its blinded panel): none of the slice's 99 "looking
 for" sentences asks for an "item"."""
+_LAST_RESORT_HEAD = "item"
+"""The head of a product whose title names no product noun when a premodifier-only value ("a dust proof
+___") needs a noun after it: neither "one" nor "something" can follow one."""
 _TITLE_HEAD_WEIGHT = 6
 """The title's own noun, six times in eight where the title names one: the noun a shopper writes."""
 _TITLE_BREAK = re.compile(r"\s(?:for|compatible|with|fits|-)\s|[,(\[|:]", re.I)
@@ -307,7 +312,7 @@ def allowed_roles(p: Part) -> tuple[str, ...]:
     if (
         p.kind in _PRE_ORDER
         and len(p.value.split()) <= 2
-        and not (p.kind in ("platform", "device") and _plural(p.value))
+        and not (p.kind in _NAMED_PRE and _plural(p.value))
     ):
         roles += ["pre", "pre"]  # never "a Game Consoles stand"
     return tuple(roles)
@@ -348,10 +353,11 @@ class _Composer:
             head, self.roles[head_part.value] = head_part.value, {"head"}
         else:
             bare = dets == "none" or any(p.kind in _ONLY_PRE for p in pre)  # a modifier needs a noun after it
-            named = any(p.kind in ("platform", "device") for p in pre)  # these premodify nearest the head
-            head = rng.choice(  # never "an Xbox one" (Xbox One?), "a USB Xbox One one", "a Video Game one"
-                [h for h in self.heads if not ((bare or named) and h in ("one", "something"))]
-            )
+            named = any(p.kind in _NAMED_PRE for p in pre)  # these premodify nearest the head
+            # never "an Xbox one" (Xbox One?), "a USB Xbox One one", "a Video Game one", "a dust proof
+            # something", "any one for PC"; "item" only where a modifier needs a noun and the title has none
+            heads = [h for h in self.heads if not ((bare or named) and h in ("one", "something"))]
+            head = rng.choice(heads or [_LAST_RESORT_HEAD])
         if head == "something":  # "a black something" is not English: qualities follow it
             rel = rel + [p for p in pre if not _PP[p.kind]]
             post, pre = post + [p for p in pre if _PP[p.kind]], []
@@ -414,27 +420,35 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     At most :data:`MAX_QUESTIONS` question per query: a question opener leaves no question follow-up,
     and a statement takes at most one (issue 43: 21% of queries stacked two or more)."""
     c = _Composer(rng, [*heads[:1] * _TITLE_HEAD_WEIGHT, *_GENERIC_HEADS])  # the title's noun, else a generic one
+    parts, joint = _coordinated_platforms(parts)
     order = list(parts)
     rng.shuffle(order)
     slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": []}
     products = [p for p in order if p.kind == "product" and len(p.value.split()) <= 2]
     head_part = products[0] if products else None  # the product kind is the head ("a gamepad for PC ...")
-    opener_key = rng.choice(sorted(OPENERS))
+    # without a product noun the head is "one" or "something": no bare opener ("any one for PC"), no
+    # platform before it ("a PC one"); the platform goes after it ("one for PC")
+    noun = head_part is not None or bool(heads)
+    opener_key = rng.choice(sorted(k for k, (_, _, dets) in OPENERS.items() if noun or dets != "none"))
     template, end, dets = OPENERS[opener_key]
+
+    def roles_of(p: Part) -> list[str]:
+        return [r for r in allowed_roles(p) if noun or r != "pre" or p.kind not in _NAMED_PRE]
+
     questions_left = MAX_QUESTIONS - (end == "?")
     for p in sorted(order, key=lambda p: p.kind not in _ONLY_PRE):  # premodifier-only kinds first
         if p is head_part:
             continue
         # two premodifiers at most, one of them a platform or device: not "a projector monitor console"
-        named = any(q.kind in ("platform", "device") for q in slots["pre"])
-        full = len(slots["pre"]) >= 2 or (named and p.kind in ("platform", "device"))
-        allowed = [r for r in allowed_roles(p) if r != "pre" or not full or p.kind in _ONLY_PRE]
+        named = any(q.kind in _NAMED_PRE for q in slots["pre"])
+        full = len(slots["pre"]) >= 2 or (named and p.kind in _NAMED_PRE)
+        allowed = [r for r in roles_of(p) if r != "pre" or not full or p.kind in _ONLY_PRE]
         if questions_left <= 0 or slots["q"]:
             allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)
     if not (slots["pre"] or slots["pp"] or slots["rel"] or head_part):  # the request must name something
         moved = (slots["sent"] or slots["q"]).pop(0)
-        slots["pre" if "pre" in allowed_roles(moved) else "rel"].append(moved)
+        slots["pre" if "pre" in roles_of(moved) else "rel"].append(moved)
     fronted = [p for p in slots["pp"] if p.kind in _FRONTABLE]
     if fronted and rng.random() < 0.15:  # a fronted prepositional phrase: "For my PC, I need ..."
         front = fronted[0]
@@ -471,7 +485,26 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
             text = text[:-1] + joiner + _lower_first(f)
         else:
             text = f"{text} {f}"
-    return Realization(" ".join(text.split()), c.roles, opener_key)
+    roles = dict(c.roles)
+    if joint is not None:  # each platform took the slot of the coordination
+        for value in joint[1]:
+            roles[value] = roles[joint[0]] | {"coordination"}
+        del roles[joint[0]]
+    return Realization(" ".join(text.split()), roles, opener_key)
+
+
+def _coordinated_platforms(parts: Sequence[Part]) -> tuple[list[Part], tuple[str, tuple[str, ...]] | None]:
+    """Two or more named platforms become one coordinated part ("for PS4 and PC", "I play on Mac and
+    PC"): given separate slots they read as a contradiction ("For Mac ... any for PC?"). Returns the
+    parts and (the joint value, the platforms' own values), or None when there is nothing to join."""
+    named = [p for p in parts if p.kind == "platform"]
+    if len(named) < 2:
+        return list(parts), None
+    values = tuple(p.value for p in named)
+    joint = f"{', '.join(values[:-1])} and {values[-1]}"
+    out = [p for p in parts if p.kind != "platform"]
+    out.insert(parts.index(named[0]), Part("platform", joint, named[0].name))
+    return out, (joint, values)
 
 
 def skeleton(query: str, core_terms: Sequence[str]) -> str:

@@ -494,12 +494,12 @@ def select_candidates(
     then hold each core term exactly once, the lexical-validity rule (:func:`pqb.dataset.schema.count_term`
     decides what "contains" means). Each judgement is appended to ``judged`` when given.
 
-    At most one platform or device (:data:`_COMPATIBILITY`): a shopper names the one thing they play on
-    ("for my PS4"). Two of them in one query ("for Mac ... any for PC?", "I play on PC ... does it work
-    with my gaming console?") read as a contradiction to issue 43's third blinded panel; 55 of the 213
-    targets of that build had two. The one kept is the first by :func:`_compatibility_rank`: a named
-    platform over a common-noun device ("PlayStation 4", not "Gaming Console"), then one the product's
-    own text repeats (``echo``), then priority order."""
+    A common-noun **device** ("Gaming Console", "Controller") only where no named **platform** is
+    accepted, and then one: "for PlayStation 4 ... for my gaming console" says the platform twice, and
+    "I play on PC ... does it work with my gaming console?" reads as a contradiction (issue 43's third
+    blinded panel; 55 of the 213 targets of that build held two platforms or devices). Named platforms
+    all stay: "for PS4 and PC" is how an accessory for both is asked for, and the realizer coordinates
+    them in one phrase."""
     out: list[Candidate] = []
     for c in candidates:
         verdict = model.judge(c)
@@ -507,22 +507,10 @@ def select_candidates(
             judged.append((c, verdict))
         if verdict != "ok" or any(count_term(c.value, a.value) or count_term(a.value, c.value) for a in out):
             continue
-        if model.kind(c) in _COMPATIBILITY:
-            held = next((i for i, a in enumerate(out) if model.kind(a) in _COMPATIBILITY), None)
-            if held is not None:
-                if _compatibility_rank(c, model) > _compatibility_rank(out[held], model):
-                    out[held] = c
-                continue
         out.append(c)
-    return out
-
-
-_COMPATIBILITY = frozenset({"platform", "device"})
-
-
-def _compatibility_rank(c: Candidate, model: DescriptorModel) -> tuple[bool, bool]:
-    """(a named platform, repeated by the product's own text): which platform or device term to keep."""
-    return model.kind(c) == "platform", c.echo
+    kinds = [model.kind(c) for c in out]
+    first_device = kinds.index("device") if "device" in kinds and "platform" not in kinds else None
+    return [c for i, (c, k) in enumerate(zip(out, kinds, strict=True)) if k != "device" or i == first_device]
 
 
 def descriptor_model(metas: Iterable[Mapping[str, Any]], reviews: Iterable[str] = ()) -> DescriptorModel:
