@@ -15,16 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 208,
+    "video_games": 206,
     "video_games-corpus": 1488,
-    "video_games-queries": 416,
-    "video_games-qrels": 416,
+    "video_games-queries": 412,
+    "video_games-qrels": 412,
     "video_games-users": 70,
 }
 ROWS = {
     0: ('video_games:B00006I5CY:u_3f952eec5f84030f', "We need a rumble gamepad from InterAct that's compatible with Windows and PC.", "We need a rumble gamepad from InterAt that's compatible with Windows and PC.", ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
-    101: ('video_games:B0895PT9Y5:u_c509de16d61b64ec', 'Searching for a NIVAVA over ear headset which is compatible with PC and comes in black - is it wired?', 'Searching for a NIVAV over ear headset which is compatible with PC and comes in black - is it wired?', ['NIVAVA', 'Black', 'Wired', 'Over Ear', 'PC']),
-    207: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trueque optical mouse with USB that is purple. Is it compatible with PC?', 'Trueque optical mouse with USB that is purpl. Is it compatible with PC?', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
+    101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b', 'Gamepad that is from EXtremeRate, comes in black, works with Nintendo Switch and is ergonomic', 'Gamepad that is from EXtremeRate, comes in black, works with Nintendo Sitch and is ergonomic', ['EXtremeRate', 'Black', 'Nintendo Switch', 'Gamepad', 'Ergonomic']),
+    205: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trueque optical mouse with USB that is purple. Is it compatible with PC?', 'Trueque optical mouse with USB that is purpl. Is it compatible with PC?', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -45,9 +45,9 @@ def test_pinned_rows(index: int) -> None:
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
     0: [('InterAct', 'InterAt', 'brand'), ('Windows', 'Winows', 'core_term'), ('gamepad', 'gampad', 'core_term')],
-    37: [('looking', 'lookig', 'content_word'), ('SteelSeries', 'StelSeries', 'brand'), ('mouse', 'mousce', 'title_word')],
-    101: [('NIVAVA', 'NIVAV', 'brand'), ('headset', 'heast', 'title_word'), ('black', 'back', 'core_term')],
-    207: [('purple', 'purpl', 'core_term'), ('USB', 'UB', 'core_term'), ('compatible', 'compaible', 'content_word')],
+    37: [('headset', 'headse', 'title_word'), ('NUBWO', 'NUWO', 'brand'), ('ear', 'era', 'core_term')],
+    101: [('Switch', 'Sitch', 'core_term'), ('Gamepad', 'Gamepd', 'core_term'), ('black', 'blak', 'core_term')],
+    205: [('purple', 'purpl', 'core_term'), ('USB', 'UB', 'core_term'), ('compatible', 'compaible', 'content_word')],
 }  # fmt: skip
 
 

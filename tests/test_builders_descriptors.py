@@ -440,3 +440,16 @@ def test_a_device_gives_way_to_a_named_platform_and_named_platforms_stay() -> No
     assert [c.value for c in got] == ["Sony", "PlayStation 4", "PC", "Black"]
     # no named platform: the first device alone
     assert [c.value for c in select_candidates(cand[:3] + cand[5:], model)] == ["Sony", "Gaming Console", "Black"]  # type: ignore[arg-type]
+
+
+def test_a_product_has_one_maker_one_colour_one_material() -> None:
+    from pqb.builders.source.products import select_candidates
+
+    model = _KindsOnly({"Hotline Games": "brand", "HGLO": "brand", "Silver": "color", "Bronze": "color",
+                        "Nickel": "material", "Brass": "material", "Wired": "adj_feature",
+                        "Backlit": "adj_feature"})  # fmt: skip
+    cand = [Candidate(k, k.lower(), v, True) for k, v in [
+        ("Brand", "Hotline Games"), ("Color", "Silver"), ("Manufacturer", "HGLO"), ("Material", "Nickel"),
+        ("Style", "Bronze"), ("Feature 1", "Wired"), ("Material Type", "Brass"), ("Feature 2", "Backlit")]]  # fmt: skip
+    got = [c.value for c in select_candidates(cand, model)]  # type: ignore[arg-type]
+    assert got == ["Hotline Games", "Silver", "Nickel", "Wired", "Backlit"]  # two features of a kind stay

@@ -499,7 +499,12 @@ def select_candidates(
     "I play on PC ... does it work with my gaming console?" reads as a contradiction (issue 43's third
     blinded panel; 55 of the 213 targets of that build held two platforms or devices). Named platforms
     all stay: "for PS4 and PC" is how an accessory for both is asked for, and the realizer coordinates
-    them in one phrase."""
+    them in one phrase.
+
+    One maker, one colour, one material (:data:`_ONE_OF`, the first of each): "a fan of HGLO ... by
+    Hotline Games", "a silver controller in Bronze ... made of nickel ... made of brass" were the same
+    panels' lowest-rated queries; a query about one product names one of each (2 of round four's 185
+    targets held two of a kind)."""
     out: list[Candidate] = []
     for c in candidates:
         verdict = model.judge(c)
@@ -509,8 +514,17 @@ def select_candidates(
             continue
         out.append(c)
     kinds = [model.kind(c) for c in out]
-    first_device = kinds.index("device") if "device" in kinds and "platform" not in kinds else None
-    return [c for i, (c, k) in enumerate(zip(out, kinds, strict=True)) if k != "device" or i == first_device]
+    once = _ONE_OF if "platform" in kinds else _ONE_OF | {"device"}
+    drop = {"device"} if "platform" in kinds else set()
+    return [
+        c
+        for i, (c, k) in enumerate(zip(out, kinds, strict=True))
+        if k not in drop and (k not in once or kinds.index(k) == i)
+    ]
+
+
+_ONE_OF = frozenset({"brand", "color", "material"})
+"""Kinds a query names once: a second value of one reads as a second product."""
 
 
 def descriptor_model(metas: Iterable[Mapping[str, Any]], reviews: Iterable[str] = ()) -> DescriptorModel:
