@@ -103,6 +103,14 @@ def test_articles_agree() -> None:
     ]
 
 
+def test_only_the_word_a_takes_the_article_and_a_plural_does_not_premodify_use() -> None:
+    from pqb.builders.queries.realizer import _fill
+
+    assert _fill("connects via {v}", "NFC") == "connects via NFC"  # was "connects vian NFC"
+    assert _fill("compatible with a {v}", "Xbox") == "compatible with an Xbox"
+    assert _fill("for {v} use", "Adults") == "for Adults" and _fill("for {v} use", "Adult") == "for Adult use"
+
+
 def test_the_generic_head_one_takes_no_bare_article() -> None:
     texts = [c.text for seed in range(3) for c in RealizerGenerator().generate(SPEC, n=300, seed=seed)]
     assert any(re.search(r"\bone\b", t) for t in texts)

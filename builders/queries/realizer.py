@@ -263,10 +263,13 @@ def _plural(value: str) -> bool:
 def _fill(template: str, value: str) -> str:
     """``template`` with ``{v}`` = ``value``, the article before it agreeing ("an Everyone rating"); a plural
     value that ends the phrase takes none ("for Game Consoles", "is Pedals"), one that premodifies keeps
-    it ("a Leaves design")."""
-    premodifies = re.search(r"a \{v\} \w", template) is not None
+    it ("a Leaves design"). Only the word "a" is an article: "via {v}" ends in an "a" too (it gave "connects
+    vian NFC"). A plural value does not premodify "use" ("for adults", not "for adults use")."""
+    premodifies = re.search(r"\ba \{v\} \w", template) is not None
     article = "" if _plural(value) and not premodifies else f"{_article(value)} "
-    return template.replace("a {v}", f"{article}{{v}}").format(v=value)
+    if _plural(value):
+        template = template.replace("{v} use", "{v}")
+    return re.sub(r"\ba \{v\}", f"{article}{{v}}", template).format(v=value)
 
 
 def _lower_first(sentence: str) -> str:
