@@ -238,17 +238,13 @@ def build(src: Path, domain: str, work: Path, dataset: Path, env: Mapping[str, s
 PRODUCTS_SCRIPT = r"""
 import json, sys, time
 from pqb.builders.source.amazon import ReadStats, iter_meta
-from pqb.builders.source.descriptors import DescriptorModel, PhraseCounter
-from pqb.builders.source.products import attribute_candidates, clean_text, finish_row, own_text, product_base
+from pqb.builders.source.products import attribute_candidates, clean_text, descriptor_model, finish_row, product_base
 t = time.perf_counter()
 # as ingest does it: one judgement learned over the domain's records (here their own text only, not the
 # reviews, which the ingest row times), then each record's row
 metas = list(iter_meta(sys.argv[1], ReadStats(), usable=lambda m: None if clean_text(m.get("title")) else "no title"))
 cands = [attribute_candidates(m) for m in metas]
-catalogue = PhraseCounter(sorted({c.value for cs in cands for c in cs}))
-for m in metas:
-    catalogue.add(own_text(m))
-model = DescriptorModel.learn(cands, None, catalogue)
+model = descriptor_model(metas, candidates=cands)
 rows = [finish_row(product_base(m), cs, model) for m, cs in zip(metas, cands)]
 print(json.dumps({"records": len(rows), "targets": sum(r["is_target"] for r in rows), "seconds": time.perf_counter() - t}))
 """

@@ -128,6 +128,14 @@ def test_a_core_term_is_attested_by_the_product_its_reviews_or_other_products() 
     assert next(c for c in cands["B07MFQX2QP"] if c.value == "Vinyl").echo and v["Vinyl"] == "ok"
 
 
+def test_candidates_handed_in_give_the_model_the_records_give() -> None:
+    """The paper-scale bench hands in the candidates it already has: the same judgement, kinds and forms."""
+    model, cands = learn()
+    given = descriptor_model(METAS, REVIEWS, [attribute_candidates(m) for m in METAS])
+    assert verdicts(given, cands) == verdicts(model, cands)
+    assert given.key_counts == model.key_counts and given.usage == model.usage
+
+
 def test_the_key_rule_is_learned_from_the_share_of_passing_values() -> None:
     """The same value is a descriptor under a key whose values mostly pass and not under one whose values
     mostly fail: the rule is the data's, not a list of keys."""

@@ -527,12 +527,17 @@ _ONE_OF = frozenset({"brand", "color", "material"})
 """Kinds a query names once: a second value of one reads as a second product."""
 
 
-def descriptor_model(metas: Iterable[Mapping[str, Any]], reviews: Iterable[str] = ()) -> DescriptorModel:
+def descriptor_model(
+    metas: Iterable[Mapping[str, Any]],
+    reviews: Iterable[str] = (),
+    candidates: Sequence[Sequence[Candidate]] | None = None,
+) -> DescriptorModel:
     """The core-term judgement learned on ``metas`` (one domain's records) and its ``reviews``, as the
     ingest stage learns it (which streams the reviews instead): for a command that reads a meta file
-    on its own (``pqb-build release``), never a record alone."""
+    on its own (``pqb-build release``, the paper-scale bench's products step), never a record alone.
+    ``candidates``: the records' :func:`attribute_candidates`, when the caller has them already."""
     metas = list(metas)
-    cands = [attribute_candidates(m) for m in metas]
+    cands = list(candidates) if candidates is not None else [attribute_candidates(m) for m in metas]
     values = sorted({c.value for cs in cands for c in cs})
     voice, catalogue = PhraseCounter(values), PhraseCounter(values)
     for text in reviews:
