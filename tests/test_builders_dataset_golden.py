@@ -15,16 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 206,
+    "video_games": 210,
     "video_games-corpus": 1488,
-    "video_games-queries": 412,
-    "video_games-qrels": 412,
-    "video_games-users": 70,
+    "video_games-queries": 420,
+    "video_games-qrels": 420,
+    "video_games-users": 73,
 }
 ROWS = {
     0: ('video_games:B00006I5CY:u_3f952eec5f84030f', "We need a rumble gamepad from InterAct that's compatible with Windows and PC.", "We need a rumble gamepad from InterAt that's compatible with Windows and PC.", ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
-    101: ('video_games:B089LYVJC9:u_be28ac6cd5eca88b', 'Gamepad that is from EXtremeRate, comes in black, works with Nintendo Switch and is ergonomic', 'Gamepad that is from EXtremeRate, comes in black, works with Nintendo Sitch and is ergonomic', ['EXtremeRate', 'Black', 'Nintendo Switch', 'Gamepad', 'Ergonomic']),
-    205: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trueque optical mouse with USB that is purple. Is it compatible with PC?', 'Trueque optical mouse with USB that is purpl. Is it compatible with PC?', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
+    101: ('video_games:B07ZK7SWCW:u_bb41cea07e5ec163', "I'm a fan of VIVEFOX. Need a Nintendo Switch case that is wireless. Is it soft?", "I'm a fan of VIVEFOX. Need a Nintendo Switch csae that is wireless. Is it soft?", ['VIVEFOX', 'Case', 'Soft', 'Wireless', 'Nintendo Switch']),
+    209: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Is there an optical PC mouse from Trueque with USB connectivity? Ideally it is purple.', 'Is there an optical PC mouse from Trueque with USB connectivity? Ideally it is prple.', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -45,9 +45,9 @@ def test_pinned_rows(index: int) -> None:
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
     0: [('InterAct', 'InterAt', 'brand'), ('Windows', 'Winows', 'core_term'), ('gamepad', 'gampad', 'core_term')],
-    37: [('headset', 'headse', 'title_word'), ('NUBWO', 'NUWO', 'brand'), ('ear', 'era', 'core_term')],
-    101: [('Switch', 'Sitch', 'core_term'), ('Gamepad', 'Gamepd', 'core_term'), ('black', 'blak', 'core_term')],
-    205: [('purple', 'purpl', 'core_term'), ('USB', 'UB', 'core_term'), ('compatible', 'compaible', 'content_word')],
+    37: [('Proof', 'Prof', 'core_term'), ('Dust', 'Dutt', 'core_term'), ('red', 'rd', 'core_term')],
+    101: [('case', 'csae', 'core_term'), ('Switch', 'Swich', 'core_term'), ('VIVEFOX', 'VIEFOX', 'brand')],
+    209: [('purple', 'prple', 'core_term'), ('mouse', 'moue', 'title_word'), ('Trueque', 'Tueque', 'brand')],
 }  # fmt: skip
 
 
@@ -62,7 +62,7 @@ def test_corpus_and_users_ends() -> None:
     corpus = pq.read_table(config_path(DS, "video_games-corpus")).column("id").to_pylist()
     assert (corpus[0], corpus[-1]) == ("1438011032", "B0CH145H9N")
     users = pq.read_table(config_path(DS, "video_games-users")).to_pylist()
-    assert (users[0]["user_id"], users[0]["n_sentences"]) == ("u_052123728ba698a3", 58)
+    assert (users[0]["user_id"], users[0]["n_sentences"]) == ('u_052123728ba698a3', 58)
     assert users[0]["threshold"] == pytest.approx(88.534841, abs=1e-6)
 
 

@@ -103,12 +103,14 @@ def test_articles_agree() -> None:
     ]
 
 
-def test_only_the_word_a_takes_the_article_and_a_plural_does_not_premodify_use() -> None:
+def test_only_the_word_a_takes_the_article_and_an_audience_is_a_person() -> None:
+    """ "for adult use" and "an adults sweatproof headset" were round five's lowest audience phrasings:
+    an age range names who the product is for ("for an adult", "for kids")."""
     from pqb.builders.queries.realizer import _fill
 
     assert _fill("connects via {v}", "NFC") == "connects via NFC"  # was "connects vian NFC"
     assert _fill("compatible with a {v}", "Xbox") == "compatible with an Xbox"
-    assert _fill("for {v} use", "Adults") == "for Adults" and _fill("for {v} use", "Adult") == "for Adult use"
+    assert _fill("for a {v}", "Adults") == "for Adults" and _fill("for a {v}", "adult") == "for an adult"
 
 
 def test_the_generic_head_one_takes_no_bare_article() -> None:
@@ -178,9 +180,9 @@ ALLOWED_BEFORE: dict[str, set[str]] = {
     "style": {"a"},
     "size": {"size", "in"},
     "age_rating": {"rated", "a"},
-    "audience": {"for", "an"},
+    "audience": {"a", "an", "for"},
     "language": {"in"},
-    "noun_feature": {"with", "featuring", "has", "have", "offers", "offer"},
+    "noun_feature": {"with", "featuring", "has", "have"},
     "adj_feature": COPULA,
     "product": {"a"} | COPULA,
 }
@@ -206,7 +208,8 @@ def test_each_kind_is_phrased_in_frames_that_fit_it() -> None:
                 assert roles == {"head"}, (value, r.text)
                 continue
             if roles & {"premodifier", "head"}:
-                assert kind not in ("noun_feature",), (value, r.text)  # a nominal feature never premodifies
+                # a nominal feature never premodifies, nor an audience ("an adults headset")
+                assert kind not in ("noun_feature", "audience"), (value, r.text)
                 continue
             before = re.findall(r"[\w']+", r.text[: r.text.lower().index(value.lower())].lower())[-1]
             assert before in ALLOWED_BEFORE[kind], (kind, value, before, r.text)
@@ -450,3 +453,31 @@ def test_named_platforms_are_asked_for_in_one_coordinated_phrase() -> None:
         assert "Nintendo Switch and PlayStation" in r.text, r.text
         assert "coordination" in r.roles["Nintendo Switch"] and "coordination" in r.roles["PlayStation"]
         assert "Nintendo Switch and PlayStation" not in r.roles
+
+
+def test_a_colour_name_is_never_a_predicate_and_prepositional_phrases_stack() -> None:
+    """Round six's lowest items: "a vinyl skin ... that is Monroe Currency" (a seller's colour field that
+    names a design) and "a keyboard with USB and by SADES". A colour written with capitals takes "in"
+    only; a plain colour word is still a predicate ("is it black?"); at most two post-head phrases, joined
+    by "and" only when they share their preposition."""
+    parts = [Part("color", "Monroe Currency", "Color"), Part("brand", "SADES", "Brand"),
+             Part("material", "vinyl", "Material"), Part("connectivity", "USB", "Connectivity Technology"),
+             Part("noun_feature", "lighting", "Special Feature")]  # fmt: skip
+    plain = [Part("color", "black", "Color"), *parts[1:]]
+    rng = random.Random(5)
+    named, predicates, stacked = set(), 0, 0
+    for _ in range(400):
+        r = realize(parts, rng, ["keyboard"])
+        named.update(re.findall(r"[\w']+", r.text[: r.text.index("Monroe Currency")].lower())[-1:])
+        pps = [p.value for p in parts if "pp" in r.roles[p.value]]
+        if len(pps) >= 2:
+            stacked += 1
+            spans = sorted((r.text.index(v), v) for v in pps)
+            assert len(pps) <= 2, r.text
+            between = r.text[spans[0][0] : spans[-1][0]]
+            # "and" only where both start alike: "made by SADES and made of vinyl", "with USB and with ..."
+            assert not re.search(r"\band (?!made\b|with\b)", between), r.text
+        q = realize(plain, rng, ["keyboard"]).text.lower()
+        predicates += bool(re.search(r"\b(is|be|that's|are) black\b", q))
+    assert "is" not in named and "be" not in named and "that's" not in named, named
+    assert predicates > 0 and stacked > 0

@@ -85,8 +85,9 @@ def test_a_retriever_object_gives_what_run_writes_for_the_registered_class(
     assert got == json.loads(json.dumps(got))  # the API returns strict JSON values
     assert got["results"]["pqb_error_video_games"]["deg@1"] is not None
     assert got == written
-    # and by name through the API, written to a file as run does
-    again = ph.evaluate(model=REGISTERED, tasks=TASKS, dataset_path=str(tiny), bootstrap_iters=50,
+    # and by name through the API, written to a file as run does; the folder a pathlib.Path, as Python
+    # callers name one (it failed: "Path.replace() takes 2 positional arguments")
+    again = ph.evaluate(model=REGISTERED, tasks=TASKS, dataset_path=tiny, bootstrap_iters=50,
                         output_path=tmp_path / "api.json")  # fmt: skip
     assert (
         json.loads((tmp_path / "api.json").read_text())["results"] == again["results"] == written["results"]

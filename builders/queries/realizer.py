@@ -14,8 +14,9 @@ seeded choices:
 * for **each attribute, a syntactic role** (:data:`ROLES`): premodifier ("a black Sony controller"),
   prepositional phrase ("by Sony", "for PC"), relative clause ("that comes in black"), a separate
   sentence ("It has to be by Sony."; or, before the request, "I play on PC.", "I'm a fan of Sony."), or
-  a question ("Does it come in black?"); two attributes in the same slot are **coordinated** ("with
-  rumble and vibration", "that is wired and comes in black");
+  a question ("Does it come in black?"); two attributes in one clause slot are **coordinated** ("that
+  is wired and comes in black"), prepositional phrases **stack** ("a mouse for Mac in black": "with USB
+  and by SADES" read as awkward to round six's raters);
 * **connective and ordering** variation: attribute order is shuffled, follow-up sentences may come
   first, a "for" phrase may be fronted ("For my laptop, I need ..."), follow-ups join with ". ", ", and
   ", " - ", "; ";
@@ -27,6 +28,7 @@ number of distinct skeletons (:func:`skeleton`, core terms masked) is reported i
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections.abc import Sequence
@@ -51,7 +53,8 @@ def attribute_role(name: str) -> str:
 
 # Frames per kind (docs/design.md §7): what follows the head noun, and verb phrases (3sg verb, base,
 # rest). Adjectives never follow "with"/"featuring"/"has"; nouns never follow "is" bare; materials are
-# "made of", platforms "for", ratings "rated"; a brand is "by"/"from" or a premodifier.
+# "made of", platforms "for", ratings "rated"; a brand is "by"/"from" or a premodifier; an audience is a
+# person ("for an adult", "for kids"; never "for adult use" nor "an adults headset", round five's panel).
 _PP: dict[str, tuple[str, ...]] = {
     "brand": ("by {v}", "from {v}", "made by {v}"),
     "color": ("in {v}",),
@@ -63,7 +66,7 @@ _PP: dict[str, tuple[str, ...]] = {
     "style": ("in a {v} style", "with a {v} design"),
     "size": ("in size {v}", "in {v}"),
     "age_rating": ("rated {v}", "rated {v}", "with a {v} rating"),
-    "audience": ("for {v} use",),
+    "audience": ("for a {v}",),
     "language": ("in {v}",),
     "noun_feature": ("with {v}", "with {v}", "featuring {v}"),
     "adj_feature": (),
@@ -92,25 +95,32 @@ _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
     "style": (("comes", "come", "in a {v} style"), ("has", "have", "a {v} design")),
     "size": (("comes", "come", "in {v}"), ("is", "be", "size {v}")),
     "age_rating": (("is", "be", "rated {v}"), ("has", "have", "a {v} rating")),
-    "audience": (("is", "be", "for {v} use"), ("is", "be", "made for {v} use")),
+    "audience": (("is", "be", "for a {v}"), ("is", "be", "made for a {v}")),
     "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
-    "noun_feature": (("has", "have", "{v}"), ("comes", "come", "with {v}"), ("offers", "offer", "{v}")),
+    "noun_feature": (("has", "have", "{v}"), ("comes", "come", "with {v}")),
     "adj_feature": (("is", "be", "{v}"),),
     "modifier": (),
     "product": (("is", "be", "a {v}"),),
 }
 _PRE_ORDER: tuple[str, ...] = (
-    "size", "adj_feature", "style", "color", "audience", "brand", "language", "material", "modifier",
+    "size", "adj_feature", "style", "color", "brand", "language", "material", "modifier",
     "connectivity", "purpose", "device", "platform",
 )  # fmt: skip
 """Kinds that can premodify the head noun, in the order English stacks them (qualities, colour, then the
 maker, then the noun modifiers nearest the head: "a wireless black Sony USB controller")."""
+_NAMED_NOT_PREDICATE = frozenset({"color"})
+"""Kinds whose bare predicate ("is black") needs a plain word: a value written with capitals is a name
+("Monroe Currency", "Red Switch", "Mercury White": sellers' colour fields), and "that is Monroe
+Currency" read as nonsense to all three raters of round six; names take "comes in" only."""
 _ONLY_PRE = frozenset({"modifier"})
 """Kinds with no frame but the premodifier (the domain's text writes them only before a noun)."""
 _NAMED_PRE = frozenset({"platform", "device"})
 """Kinds that premodify nearest the head ("a PC headset") and never "one" ("an Xbox one": Xbox One?)."""
 _ANY_PP = frozenset(k for k, frames in _PP.items() if frames) - {"brand"}
 """Kinds that read naturally in "Any ___?" ("Any in black?", "Any for PC?"; not "Any by Sony?")."""
+MAX_PP = 2
+"""Prepositional phrases after the head at most: three in a row ("something compatible with Switch with
+USB with Fast Charging made by FYOUNG") is a listing, not a request."""
 MAX_QUESTIONS = 1
 """Questions per query at most (the main clause counts): no stacked questions (issue 43)."""
 
@@ -264,11 +274,9 @@ def _fill(template: str, value: str) -> str:
     """``template`` with ``{v}`` = ``value``, the article before it agreeing ("an Everyone rating"); a plural
     value that ends the phrase takes none ("for Game Consoles", "is Pedals"), one that premodifies keeps
     it ("a Leaves design"). Only the word "a" is an article: "via {v}" ends in an "a" too (it gave "connects
-    vian NFC"). A plural value does not premodify "use" ("for adults", not "for adults use")."""
+    vian NFC")."""
     premodifies = re.search(r"\ba \{v\} \w", template) is not None
     article = "" if _plural(value) and not premodifies else f"{_article(value)} "
-    if _plural(value):
-        template = template.replace("{v} use", "{v}")
     return re.sub(r"\ba \{v\}", f"{article}{{v}}", template).format(v=value)
 
 
@@ -331,10 +339,11 @@ class _Composer:
         self.plural = False
         """The head noun is plural ("headphones"): its verbs and pronouns agree ("which are wired", "Are they")."""
 
-    def mark(self, parts: Sequence[Part], role: str) -> None:
+    def mark(self, parts: Sequence[Part], role: str, joined: bool = True) -> None:
+        """Record each part's role; parts that share a slot and are ``joined`` by "and" are coordinated."""
         for p in parts:
             self.roles.setdefault(p.value, set()).add(role)
-        if len(parts) > 1:
+        if joined and len(parts) > 1:
             for p in parts:
                 self.roles[p.value].add("coordination")
 
@@ -343,14 +352,17 @@ class _Composer:
 
     def vp(self, p: Part) -> tuple[str, str, str]:
         """(finite verb agreeing with the head, base form, rest): "is"/"comes" for one, "are"/"come" for a plural."""
-        sg, base, rest = self.rng.choice(_VP[p.kind])
+        frames = _VP[p.kind]
+        if p.kind in _NAMED_NOT_PREDICATE and not p.value.islower():
+            frames = tuple(f for f in frames if f[2] != "{v}")
+        sg, base, rest = self.rng.choice(frames)
         finite = ("are" if base == "be" else base) if self.plural else sg
         return finite, base, _fill(rest, p.value)
 
     def noun_phrase(
         self, pre: list[Part], post: list[Part], rel: list[Part], head_part: Part | None, dets: str
     ) -> str:
-        """``[det] pre* head [pp (and pp)*] [that vp (and vp)*]``; ``dets`` as in :data:`OPENERS`."""
+        """``[det] pre* head pp{0,2} [that vp (and vp)*]``; ``dets`` as in :data:`OPENERS`."""
         rng = self.rng
         if head_part is not None:
             head, self.roles[head_part.value] = head_part.value, {"head"}
@@ -362,8 +374,12 @@ class _Composer:
             heads = [h for h in self.heads if not ((bare or named) and h in ("one", "something"))]
             head = rng.choice(heads or [_LAST_RESORT_HEAD])
         if head == "something":  # "a black something" is not English: qualities follow it
-            rel = rel + [p for p in pre if not _PP[p.kind]]
-            post, pre = post + [p for p in pre if _PP[p.kind]], []
+            for p in pre:
+                if _PP[p.kind] and len(post) < MAX_PP:
+                    post = [*post, p]
+                else:
+                    rel = [*rel, p]
+            pre = []
         self.plural = _plural(head)
         pre = sorted(pre, key=lambda p: _PRE_ORDER.index(p.kind))
         words = [p.value for p in pre] + [head]
@@ -376,9 +392,13 @@ class _Composer:
         if det == "a" and _plural(head):
             det = ""  # "wired headphones", "a set of ..." is not ours to add
         phrase = f"{_article(body) if det == 'a' else det} {body}".strip()
-        if post:
-            phrase += " " + _join([self.pp(p) for p in post], rng)
-            self.mark(post, "pp")
+        if post:  # stacked, as shoppers write them ("a mouse for Mac in black"), "and" only between two
+            # phrases of one preposition ("with USB and with fast charging"): "with USB and by SADES" is not
+            pps = [self.pp(p) for p in post]
+            phrase += " " + pps[0]
+            for a, b in itertools.pairwise(pps):
+                phrase += (" and " if a.split()[0] == b.split()[0] else " ") + b
+            self.mark(post, "pp", joined=False)
         if rel:
             vps = [self.vp(p) for p in rel]
             relativizer = rng.choice(("that", "that", "which", ", which")) if not post else "that"
@@ -446,6 +466,7 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
         named = any(q.kind in _NAMED_PRE for q in slots["pre"])
         full = len(slots["pre"]) >= 2 or (named and p.kind in _NAMED_PRE)
         allowed = [r for r in roles_of(p) if r != "pre" or not full or p.kind in _ONLY_PRE]
+        allowed = [r for r in allowed if r != "pp" or len(slots["pp"]) < MAX_PP]
         if questions_left <= 0 or slots["q"]:
             allowed = [r for r in allowed if r != "q"]
         slots[rng.choice(allowed)].append(p)

@@ -68,8 +68,8 @@ class SessionSettings:
     """
 
     tasks: str | Sequence[str] = "pqb"
-    include_path: Sequence[str] = ()
-    dataset_path: str | None = None
+    include_path: Sequence[str | os.PathLike[str]] = ()
+    dataset_path: str | os.PathLike[str] | None = None
     limit: int | float | None = None
     n_boot: int | None = None
     seed: int | None = None
@@ -80,6 +80,10 @@ class SessionSettings:
     strict: bool = False
 
     def __post_init__(self) -> None:
+        # a pathlib.Path is how Python callers name a folder; the loaders take the string (a Hub id is one)
+        if self.dataset_path is not None:
+            object.__setattr__(self, "dataset_path", os.fspath(self.dataset_path))
+        object.__setattr__(self, "include_path", tuple(os.fspath(p) for p in self.include_path))
         _check_numbers(self)
         if self.overwrite not in OVERWRITE_MODES:
             raise UsageError(f"overwrite={self.overwrite!r}: must be one of {', '.join(OVERWRITE_MODES)}")
@@ -437,8 +441,8 @@ def evaluate(
     bootstrap_iters: int | None = None,
     seed: int | None = None,
     bootstrap_unit: str | None = None,
-    dataset_path: str | None = None,
-    include_path: Sequence[str] = (),
+    dataset_path: str | os.PathLike[str] | None = None,
+    include_path: Sequence[str | os.PathLike[str]] = (),
     output_path: str | Path | None = None,
     log_samples: bool = False,
     overwrite: str = "always",
