@@ -53,9 +53,11 @@ def _slices(A: np.ndarray, axis: int, bits: int, n: int) -> tuple[list[np.ndarra
     rest = _scale2(A, -e)  # |rest| < 1, exact
     out = []
     for i in range(n):
-        q = np.rint(_scale2(rest, bits * (i + 1)))
+        q = rest * math.ldexp(1.0, bits * (i + 1))  # a power of two below 2^53: exact, as _scale2
+        np.rint(q, out=q)
         out.append(q)
-        rest = rest - _scale2(q, -bits * (i + 1))  # exact: q holds the leading bits of rest
+        if i < n - 1:  # the last slice's remainder is below the resolution: never read
+            rest -= q * math.ldexp(1.0, -bits * (i + 1))  # exact: q holds the leading bits of rest
     return out, e
 
 

@@ -107,9 +107,11 @@ class ExactLinear(torch.autograd.Function):
         return _exact_product(x, weight.t()) + bias
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor, torch.Tensor]:
         x, weight = ctx.saved_tensors
-        return _exact_product(grad, weight), _exact_product(grad.t(), x), grad.sum(0)
+        # the first layer's input is the data: its gradient, a third of that layer's products, is never used
+        grad_x = _exact_product(grad, weight) if ctx.needs_input_grad[0] else None
+        return grad_x, _exact_product(grad.t(), x), grad.sum(0)
 
 
 class ExactLogSumExp(torch.autograd.Function):
