@@ -49,6 +49,10 @@ def _record(scale: float, tokens: float, factor: float) -> dict:
     stages = [{"stage": "users", "wall_s": 100.0 * factor, "cpu_s": 180.0 * factor, "own_cpu_s": 20.0 * factor,
                "peak_rss_mb": 900.0, "cache": {"sents lookups": 10, "sents hits": 1},
                "stats": {"users_qualified": 7, "sentences": 50, "train_sentences": int(100 * factor)}},
+              {"stage": "profiles", "wall_s": 110.0 * factor, "cpu_s": 110.0 * factor, "own_cpu_s": 110.0 * factor,
+               "peak_rss_mb": 900.0, "cache": {},
+               "stats": {"encoder_seconds": 100.0 * factor, "train_sentences": int(2000 * factor),
+                         "encoder_eligible_sentences": int(2000 * factor), "encoder_max_sentences": 50_000}},
               {"stage": "publish", "wall_s": 5.0, "cpu_s": 5.0, "own_cpu_s": 5.0, "peak_rss_mb": 400.0, "cache": {},
                "stats": {"rows": 3}}]  # fmt: skip
     return {"domain": "video_games", "scale": scale, "tokens": tokens, "build": {"stages": stages}}
@@ -63,8 +67,13 @@ def test_projections_and_tables_render() -> None:
     assert users["ray_4x16_s"] == pytest.approx(225.0)
     vg = proj["domains"]["video_games"]
     assert vg["kind"] == "measured" and proj["domains"]["baby_products"]["kind"] == "projected"
-    assert vg["2_workers_s"] == pytest.approx(1000.0 + 5.0)  # the fit passes through the main run
-    assert "below its cap" in proj["notes"][0]  # the encoder's training sentences differ between the runs
+    # the fit passes through the main run; the encoder (50 ms a sentence, 20,000 of them) apart from it
+    assert vg["2_workers_s"] == pytest.approx(1000.0 + 100.0 + 1000.0 + 5.0)
+    assert proj["fits"]["profiles"]["serial"]["fixed_s"] == pytest.approx(0.0)  # 10 s and 100 s: no encoder
+    assert proj["encoder"] == {"seconds_per_sentence": 0.05, "cap": 50_000, "measured_train_sentences": 20_000}
+    big = ps._encoder_model(main["build"]["stages"][1], main["tokens"])
+    assert big["at"](main["tokens"] * 10) == pytest.approx(0.05 * 50_000)  # past the cap: a fixed cost
+    assert "projected apart" in proj["notes"][0]
     res = {"what": "x", "reviews": 10, "users": 5, "products": 2, "preset": "paper", "workers": 2, "commit": "c",
            "machine": "m", "date": "d", "load_average": {"start": 3.0, "end": 3.0}, "noisy": True, "generate_s": 1.0,
            "generator": {"means": {"reviews_per_user": 1.6, "tokens_per_review": 75.0},
@@ -82,4 +91,4 @@ def test_projections_and_tables_render() -> None:
     )
     assert "sents 1/10 (10.0%)" in text and "`pqb-harness run --model bm25`" in text
     assert "| baby_products | projected" in text and "| video_games | measured" in text
-    assert "note: the encoder trained on 100 sentences" in text
+    assert "note: the encoder's training is projected apart" in text

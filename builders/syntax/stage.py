@@ -294,6 +294,7 @@ def run_profiles(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stage
     stats = {
         "parsed_sentences": len(np.union1d(train, use)),
         "encoder_eligible_sentences": int(eligible.sum()),
+        "encoder_max_sentences": cfg.encoder_max_sentences,
         "train_sentences": len(train),
         **enc.meta["train"],
         "gaussians": len(gaussians),
