@@ -124,19 +124,26 @@ def test_pair_products_rows_counts_and_injection_seeds() -> None:
     terms = "alpha beta gamma delta omega"
     cands = {"P1": [Candidate(f"{k} query {terms}", "f", "t") for k in POINTS], "P2": []}
     inj = FakeInjector()
+    encoded: list[int] = []
+
+    def counting_encode(texts: list[str]) -> np.ndarray:
+        encoded.append(len(texts))
+        return encode(texts)
+
     rows, counts = pair_products(
         "video_games",
         [product, dict(product, parent_asin="P2"), dict(product, parent_asin="P3")],
         cands | {"P3": cands["P1"]},
         {"P1": ["a", "b"], "P3": ["a"]},
         G,
-        encode,
+        counting_encode,
         config=PairConfig(),
         seed=5,
         injector=inj,
         progress=False,
     )
     assert counts["paired"] == 1 and counts["fail_no_candidates"] == 1 and counts["fail_one_user"] == 1
+    assert encoded == [len(POINTS)]  # P3, one linked user, is gated before its candidates are encoded
     assert counts["rows"] == 2 and counts["error_pairs"] == 1
     assert counts["inject_ok"] == 1 and counts["inject_no_profile"] == 1
     by_user = {r["user_id"]: r for r in rows}

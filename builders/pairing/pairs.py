@@ -176,6 +176,13 @@ def select_for_user(Z: np.ndarray, own: Gaussian, partner: Gaussian, user: str) 
     )
 
 
+def user_gate(users: Sequence[str], gaussians: Mapping[str, Any]) -> str | None:
+    """Why a target's linked ``users`` cannot give a pair (``no_users``, ``one_user``), else ``None``:
+    decided before its candidates are parsed and encoded, which a target that cannot pair never needs."""
+    fitted = {u for u in users if u in gaussians}
+    return "no_users" if not fitted else "one_user" if len(fitted) == 1 else None
+
+
 def select_pair(
     Z: np.ndarray,
     users: Sequence[str],
@@ -185,11 +192,8 @@ def select_pair(
 ) -> tuple[tuple[Selection, Selection, float, int] | None, str | None]:
     """Pick the farthest user pair and both selections. Returns ``((sel_a, sel_b, dist, rank), None)`` on
     success (``rank`` = 0 for the farthest pair) or ``(None, gate)`` with the farthest pair's failure."""
-    fitted = [u for u in users if u in gaussians]
-    if not fitted:
-        return None, "no_users"
-    if len(set(fitted)) == 1:
-        return None, "one_user"
+    if (gate := user_gate(users, gaussians)) is not None:
+        return None, gate
     first_failure: str | None = None
     for rank, (dist, a, b) in enumerate(ranked_pairs(users, gaussians, distance, max_pairs_tried)):
         sa = select_for_user(Z, gaussians[a], gaussians[b], a)
@@ -275,10 +279,14 @@ def pair_products(
         if not pool:
             counts["fail_no_candidates"] += 1
             continue
+        users = list(links.get(asin) or [])
+        if (gate := user_gate(users, gaussians)) is not None:
+            counts[f"fail_{gate}"] += 1
+            continue
         texts = [c.text for c in pool]
         result, gate = select_pair(
             np.asarray(encode(texts)),
-            list(links.get(asin) or []),
+            users,
             gaussians,
             distance,
             config.max_pairs_tried,
@@ -365,14 +373,16 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
     if config.audited_only:
         gaussians = {u: g for u, g in gaussians.items() if g.audit.get("valid")}
     candidates = load_candidates(workdir.file(CANDIDATES))
+    links = links_by_asin(read_parquet(workdir.file(LINKS)))
     if (executor := cfg.executor) is not None and executor.workers > 1:
-        pools = (candidates.get(str(p["parent_asin"])) or [] for p in products)
+        pairable = (str(p["parent_asin"]) for p in products)
+        pools = (candidates.get(a) or [] for a in pairable if user_gate(links.get(a) or [], gaussians) is None)
         parse_texts(sorted({c.text for pool in pools for c in pool}), executor=executor)
     rows, counts = pair_products(
         workdir.domain,
         products,
         candidates,
-        links_by_asin(read_parquet(workdir.file(LINKS))),
+        links,
         gaussians,
         lambda texts: np.asarray(encoder.encode(texts)),
         config=config,
