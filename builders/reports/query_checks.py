@@ -324,15 +324,18 @@ class CorpusUse:
 def corpus_uses(corpus: Iterable[str], terms: Iterable[str]) -> dict[str, CorpusUse]:
     """:class:`CorpusUse` of each term (lower-cased keys) over the ``corpus`` documents."""
     out = {t.lower(): CorpusUse() for t in terms if t.strip()}
-    by_first: dict[str, list[str]] = {}
+    by_first: dict[str, list[tuple[str, frozenset[str]]]] = {}
     for t in out:
-        first = _WORD_RE.findall(t)
-        if first:
-            by_first.setdefault(first[0], []).append(t)
+        ws = _WORD_RE.findall(t)
+        if ws:
+            by_first.setdefault(ws[0], []).append((t, frozenset(ws)))
     hyphenated = {t: re.compile(r"(?<![\w-])" + "-".join(t.split()) + r"(?![\w-])", re.I)
                   for t in out if len(t.split()) > 1 and t.replace(" ", "").isalpha()}  # fmt: skip
     for doc in corpus:
-        for term in {t for w in set(_WORD_RE.findall(doc.lower())) for t in by_first.get(w, ())}:
+        tokens = set(_WORD_RE.findall(doc.lower()))
+        running: dict[tuple[int, int], bool] = {}  # per line: running text, not mostly capitalised (a heading)
+        # a term one of whose words the document lacks cannot match: only the others are searched
+        for term in {t for w in tokens for t, need in by_first.get(w, ()) if need <= tokens}:
             if term in hyphenated:  # plain words: "dust-proof", "Scratch-Resistant"; not "micro-USB"
                 out[term].hyphenated += sum(
                     all(w[1:].islower() for w in m.split("-")) for m in hyphenated[term].findall(doc)
@@ -354,14 +357,12 @@ def corpus_uses(corpus: Iterable[str], terms: Iterable[str]) -> dict[str, Corpus
                     u.determined += 1
                 line_start = doc.rfind("\n", 0, a) + 1
                 line_end = doc.find("\n", b)
-                line = doc[line_start : len(doc) if line_end < 0 else line_end]
+                if (line_start, line_end) not in running:
+                    line = doc[line_start : len(doc) if line_end < 0 else line_end]
+                    caps = [w for w in _WORD_RE.findall(line) if w[0].isalpha()]
+                    running[line_start, line_end] = sum(w[0].isupper() for w in caps) * 2 <= len(caps)
                 lead = doc[line_start:a].rstrip()
-                caps = [w for w in _WORD_RE.findall(line) if w[0].isalpha()]
-                if (
-                    lead
-                    and lead[-1] not in '.!?:;"(-*#['
-                    and sum(w[0].isupper() for w in caps) * 2 <= len(caps)
-                ):
+                if lead and lead[-1] not in '.!?:;"(-*#[' and running[line_start, line_end]:
                     if any(c.isupper() for c in doc[a:b]):
                         u.capitalised += 1
                     else:
