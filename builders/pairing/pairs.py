@@ -375,8 +375,8 @@ def run_pair(workdir: WorkDir, cfg: BuildConfig, *, force: bool = False) -> Stag
     candidates = load_candidates(workdir.file(CANDIDATES))
     links = links_by_asin(read_parquet(workdir.file(LINKS)))
     if (executor := cfg.executor) is not None and executor.workers > 1:
-        pairable = (str(p["parent_asin"]) for p in products)
-        pools = (candidates.get(a) or [] for a in pairable if user_gate(links.get(a) or [], gaussians) is None)
+        asins = (str(p["parent_asin"]) for p in products)
+        pools = (candidates.get(a) or [] for a in asins if user_gate(links.get(a) or [], gaussians) is None)
         parse_texts(sorted({c.text for pool in pools for c in pool}), executor=executor)
     rows, counts = pair_products(
         workdir.domain,
