@@ -15,16 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 210,
+    "video_games": 208,
     "video_games-corpus": 1488,
-    "video_games-queries": 420,
-    "video_games-qrels": 420,
-    "video_games-users": 73,
+    "video_games-queries": 416,
+    "video_games-qrels": 416,
+    "video_games-users": 71,
 }
 ROWS = {
-    0: ('video_games:B00006I5CY:u_3f952eec5f84030f', "We need a rumble gamepad from InterAct that's compatible with Windows and PC.", "We need a rumble gamepad from InterAt that's compatible with Windows and PC.", ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
-    101: ('video_games:B07ZK7SWCW:u_bb41cea07e5ec163', "I'm a fan of VIVEFOX. Need a Nintendo Switch case that is wireless. Is it soft?", "I'm a fan of VIVEFOX. Need a Nintendo Switch csae that is wireless. Is it soft?", ['VIVEFOX', 'Case', 'Soft', 'Wireless', 'Nintendo Switch']),
-    209: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Is there an optical PC mouse from Trueque with USB connectivity? Ideally it is purple.', 'Is there an optical PC mouse from Trueque with USB connectivity? Ideally it is prple.', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
+    0: ('video_games:B00006I5CY:u_3f952eec5f84030f', "I needed a rumble gamepad for Windows and PC that's from InterAct.", "I needed a rumble gamepad for Windows and PC that's from IterAct.", ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
+    101: ('video_games:B086Z5RF3P:u_f8990bccb4750f5c', 'I game on PC. I am hoping to find a wired Corsair headset featuring noise cancellation. Ideally it comes in red.', 'I game on PC. I am hoping to find a wired Corsair headse featuring noise cancellation. Ideally it comes in red.', ['Corsair', 'Red', 'Wired', 'Noise Cancellation', 'PC']),
+    207: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trying to find a Trueque optical mouse for PC that has USB and comes in purple.', 'Trying to find a Trueque optical muose for PC that has USB and comes in purple.', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -44,10 +44,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('InterAct', 'InterAt', 'brand'), ('Windows', 'Winows', 'core_term'), ('gamepad', 'gampad', 'core_term')],
-    37: [('Proof', 'Prof', 'core_term'), ('Dust', 'Dutt', 'core_term'), ('red', 'rd', 'core_term')],
-    101: [('case', 'csae', 'core_term'), ('Switch', 'Swich', 'core_term'), ('VIVEFOX', 'VIEFOX', 'brand')],
-    209: [('purple', 'prple', 'core_term'), ('mouse', 'moue', 'title_word'), ('Trueque', 'Tueque', 'brand')],
+    0: [('InterAct', 'IterAct', 'brand'), ('Windows', 'Windowsa', 'core_term'), ('needed', 'neseded', 'content_word')],
+    37: [('Corsair', 'Corsarr', 'brand'), ('black', 'balck', 'core_term'), ('support', 'suport', 'content_word')],
+    101: [('headset', 'headse', 'title_word'), ('Corsair', 'Corsari', 'brand'), ('red', 'rd', 'core_term')],
+    207: [('mouse', 'muose', 'title_word'), ('Trying', 'Tring', 'content_word'), ('Trueque', 'Tueque', 'brand')],
 }  # fmt: skip
 
 

@@ -461,3 +461,34 @@ def test_a_product_has_one_maker_one_colour_one_material() -> None:
         ("Style", "Bronze"), ("Feature 1", "Wired"), ("Material Type", "Brass"), ("Feature 2", "Backlit")]]  # fmt: skip
     got = [c.value for c in select_candidates(cand, model)]  # type: ignore[arg-type]
     assert got == ["Hotline Games", "Silver", "Nickel", "Wired", "Backlit"]  # two features of a kind stay
+
+
+def test_an_adjective_the_text_never_capitalises_is_written_in_lower_case() -> None:
+    """ "a holder that is Ambidextrous" read as a name to round seven's panel: a seller's Title Case
+    adjective the domain's running text never writes is a common word; one the text capitalises
+    ("Japanese") and a colour name ("Monroe Currency") keep their capitals."""
+    counter = PhraseCounter(["Ambidextrous", "Japanese", "Monroe Currency"])
+    for text in ("The menus are all in Japanese sadly.", "It came with a Japanese manual."):
+        counter.add(text)
+    cands = [Candidate("Hand Orientation", "hand orientation", "Ambidextrous", True),
+             Candidate("Language", "language", "Japanese", True),
+             Candidate("Color", "color", "Monroe Currency", True)]  # fmt: skip
+    model = DescriptorModel.learn([cands], counter)
+    assert model.kind(cands[0]) == "adj_feature"
+    assert [model.written_form(c) for c in cands] == ["ambidextrous", "Japanese", "Monroe Currency"]
+
+
+def test_a_value_that_names_an_attribute_or_repeats_a_word_is_a_placeholder() -> None:
+    """ "Connectivity Technology: Type" (a truncated "Type-C") passed every rule, and "a stand ... that has
+    type" scored 2.0 with round eight's panel: a value that is the last word of one of the domain's keys
+    names an attribute, and "a white white wds case" repeats a seller's slip. Values that hold such a word
+    among others stay ("USB Type C")."""
+    counter = PhraseCounter(["Type", "USB Type C", "Black", "White White"])
+    for text in ("What type of cable is it?", "The USB Type C port is loose.", "The black one is nice.",
+                 "White white everywhere."):  # fmt: skip
+        counter.add(text)
+    cands = [Candidate("Connectivity Technology", "connectivity technology", "Type", True),
+             Candidate("Connector Type", "connector type", "USB Type C", True),
+             Candidate("Color", "color", "Black", True), Candidate("Color", "color", "White White", True)]  # fmt: skip
+    model = DescriptorModel.learn([cands], counter)
+    assert [model.value_verdict(c) for c in cands] == ["placeholder", "ok", "ok", "placeholder"]

@@ -68,6 +68,22 @@ def test_the_issue_queries_are_flagged() -> None:
     assert rep.term_faults["fragment"] == 1  # "With in-game success"
 
 
+def test_a_term_reads_as_a_fault_only_in_most_of_its_queries() -> None:
+    """A term's fault is a property of the term: the published build's "Need a Mcbazel Oxford cloth cover
+    that is waterproof." has spaCy read 'cover' as a verb, and its other query reads it as a noun. A term
+    that reads as a fragment in every query ("With in-game success") is still one."""
+    attrs = [("Brand", "Mcbazel"), ("Color", "Black"), ("Material", "Oxford cloth"), ("Form Factor", "Cover"),
+             ("Special features", "Waterproof")]  # fmt: skip
+    pair = [
+        row("Can anyone recommend a black Mcbazel cover that is made from Oxford cloth and is waterproof?", attrs),
+        row("Need a Mcbazel Oxford cloth cover that is waterproof. Is it black?", attrs),
+    ]
+    assert sum(check_queries(pair[1:]).term_faults.values()) == 1  # the misreading alone
+    assert sum(check_queries(pair).term_faults.values()) == 0
+    fragment = check_queries([ISSUE[2], ISSUE[2]], examples=5)
+    assert fragment.term_faults["fragment"] == 1 and fragment.examples["term_fragment"] == ["With in-game success"]
+
+
 def test_phrasings_that_fit_their_kind_pass() -> None:
     rep = check_queries(NATURAL)
     assert (rep.wrong_kind, rep.stacked, sum(rep.term_faults.values())) == (0, 0, 0), rep.examples

@@ -113,10 +113,39 @@ def test_only_the_word_a_takes_the_article_and_an_audience_is_a_person() -> None
     assert _fill("for a {v}", "Adults") == "for Adults" and _fill("for a {v}", "adult") == "for an adult"
 
 
-def test_the_generic_head_one_takes_no_bare_article() -> None:
+def test_one_stands_only_for_the_requested_noun_and_takes_no_bare_article() -> None:
     texts = [c.text for seed in range(3) for c in RealizerGenerator().generate(SPEC, n=300, seed=seed)]
-    assert any(re.search(r"\bone\b", t) for t in texts)
-    assert not [t for t in texts if re.search(r"\b(a|some) one\b", t, re.I)]  # "a black one", never "a one"
+    assert any(re.search(r"\bone\b", t) for t in texts)  # "Do you have one in black?" after the request
+    assert not [t for t in texts if re.search(r"\b(a|some) one\b", t, re.I)]
+
+
+def test_nothing_points_at_a_request_not_yet_made_nor_asks_in_the_present_after_the_past() -> None:
+    """Round seven's lowest items: "Can you find me one, which is backlit" (a first mention has no noun
+    for "one" to stand for), "It needs to be black. For Mac, I am looking for ..." (the "It" comes before
+    its noun) and "I needed a non-slip pad; is it made from rubber?" (past, then present); round eight's
+    raters marked "a non-slip black one" the same way. "one" never heads a request; only a statement
+    without a pronoun may come first ("Ideally in black. I need ..."); a past-tense opener takes no
+    question."""
+    parts = [Part(k, v, n) for k, (n, v) in zip(SPEC.kinds, SPEC.core, strict=True) if k != "product"]
+    rng = random.Random(7)
+    fronted = past = 0
+    for _ in range(1500):
+        r = realize(parts, rng, [])
+        template, _, _ = OPENERS.get(r.opener, ("", "", ""))
+        opener = template.split("{np}")[0].strip().lower()
+        low = r.text.lower()
+        if opener and opener in low:
+            start = low.index(opener)
+            np = low[start + len(opener) :]
+            assert not re.match(r"\s*(an? )?([\w-]+ ){0,3}one\b", np), r.text  # "find me one, which ..."
+            before = r.text[:start]
+            if re.search(r"[.?!]", before) and not re.match(r"I (play|game|have|use|do)\b|I'm a fan|I've always", before):
+                fronted += 1
+                assert not re.search(r"\b(it|they|one|ones)\b", before, re.I), r.text
+        if r.opener in ("was_looking", "needed", "wanted"):
+            past += 1
+            assert "?" not in r.text, r.text
+    assert fronted and past
 
 
 def test_same_seed_same_candidates_and_different_seed_differs() -> None:
@@ -437,7 +466,7 @@ def test_the_head_is_the_title_noun_most_of_the_time_and_never_item() -> None:
     texts = [realize(parts, rng, ["mouse"]).text for _ in range(400)]
     assert not [t for t in texts if re.search(r"\bitems?\b", t)][:3]
     share = sum(bool(re.search(r"\bmouse\b", t)) for t in texts) / len(texts)
-    assert 0.6 <= share <= 0.9, share  # six title nouns in eight draws
+    assert 0.7 <= share <= 0.95, share  # six title nouns in seven draws
     bare = [realize(parts, rng, []).text for _ in range(200)]  # no noun in the title: one or something
     assert not [t for t in bare if re.search(r"\bitems?\b", t)][:3]
 

@@ -10,7 +10,7 @@ seeded choices:
   (issue 43, round two; the counts are in :data:`OPENERS`' docstring);
 * a **head noun**: the product kind when it is a core term ("a gamepad ..."), else the product's own
   noun, the one its title heads with (:func:`title_heads`: "Wired Gaming Headset with Mic, ...":
-  headset), else a generic one ("something", "one": never right after a platform, "an Xbox one");
+  headset), else "something" ("something for PC that is wired");
 * for **each attribute, a syntactic role** (:data:`ROLES`): premodifier ("a black Sony controller"),
   prepositional phrase ("by Sony", "for PC"), relative clause ("that comes in black"), a separate
   sentence ("It has to be by Sony."; or, before the request, "I play on PC.", "I'm a fan of Sony."), or
@@ -115,7 +115,7 @@ Currency" read as nonsense to all three raters of round six; names take "comes i
 _ONLY_PRE = frozenset({"modifier"})
 """Kinds with no frame but the premodifier (the domain's text writes them only before a noun)."""
 _NAMED_PRE = frozenset({"platform", "device"})
-"""Kinds that premodify nearest the head ("a PC headset") and never "one" ("an Xbox one": Xbox One?)."""
+"""Kinds that premodify nearest the head ("a PC headset"), so only a product noun ("a PC something")."""
 _ANY_PP = frozenset(k for k, frames in _PP.items() if frames) - {"brand"}
 """Kinds that read naturally in "Any ___?" ("Any in black?", "Any for PC?"; not "Any by Sony?")."""
 MAX_PP = 2
@@ -172,6 +172,9 @@ with or without its article, is what a search box gets ("black wireless gamepad 
 round two, as no request reads so: "what I need is ..." (a cleft), "... wanted" (a classified ad), a bare
 "recommend ...", "please find ..."."""
 
+_PAST_OPENERS = frozenset({"was_looking", "needed", "wanted"})
+"""Openers in the past tense: no question follows them (:func:`realize`)."""
+
 _SENTENCE = (
     "It should {base}.", "It has to {base}.", "It needs to {base}.", "Ideally it {sg}.",
     "I'd prefer one that {sg}.", "It would be great if it {sg}.",
@@ -191,6 +194,10 @@ _PLURAL: dict[tuple[str, ...], tuple[str, ...]] = {
     _QUESTION_PP: ("Any {pp}?", "Do you have any {pp}?", "Are there any {pp}?"),
 }  # fmt: skip
 """The follow-ups of a plural head ("headphones"), frame for frame: "Are they wired?", not "Is it wired?"."""
+_REFERS = re.compile(r"\b(?:it|they|them|one|ones)\b", re.I)
+"""A follow-up that points back at the request ("It needs to be black.", "I'd prefer one that ..."):
+it cannot come before the request, whose noun it needs ("It needs to be black. For Mac, I am looking
+for ...": round seven's panel)."""
 _JOIN = (" ", " ", " ", " - ", "; ")
 _AND_ALSO = (", and ", " and ")
 _CONTEXT: dict[str, tuple[str, ...]] = {
@@ -215,16 +222,18 @@ HEAD_NOUNS: tuple[str, ...] = (
     "holder", "mat", "protector", "cooler", "fan", "station", "guitar", "camera", "light", "decal",
 )  # fmt: skip
 """Product nouns a title may name; the realizer uses one the title contains as a head noun."""
-_GENERIC_HEADS = ("something", "one")
-"""A head for a product whose title names no product noun, and a quarter of the time for one that does
-("a black one", "something that is wired"). Not "item" ("an over ear item", "a Marvel item": 31 of the
+_GENERIC_HEADS = ("something",)
+"""A head for a product whose title names no product noun, and one time in seven for one that does
+("something that is wired"). Not "one": it stands for a noun said before, and a request is a first
+mention ("Can you find me one, which is backlit", "a non-slip black one": no antecedent, all three raters
+of rounds seven and eight). Not "item" ("an over ear item", "a Marvel item": 31 of the
 238 queries of issue 43's third build, rated low by its blinded panel): none of the slice's 99 "looking
 for" sentences asks for an "item"."""
 _LAST_RESORT_HEAD = "item"
 """The head of a product whose title names no product noun when a premodifier-only value ("a dust proof
-___") needs a noun after it: neither "one" nor "something" can follow one."""
+___") needs a noun after it: "something" cannot follow one."""
 _TITLE_HEAD_WEIGHT = 6
-"""The title's own noun, six times in eight where the title names one: the noun a shopper writes."""
+"""The title's own noun, six times in seven where the title names one: the noun a shopper writes."""
 _TITLE_BREAK = re.compile(r"\s(?:for|compatible|with|fits|-)\s|[,(\[|:]", re.I)
 """Where a title's head phrase ends ("Wired Gaming Headset with Mic", "Skin Compatible for PS4 Controller")."""
 
@@ -369,9 +378,9 @@ class _Composer:
         else:
             bare = dets == "none" or any(p.kind in _ONLY_PRE for p in pre)  # a modifier needs a noun after it
             named = any(p.kind in _NAMED_PRE for p in pre)  # these premodify nearest the head
-            # never "an Xbox one" (Xbox One?), "a USB Xbox One one", "a Video Game one", "a dust proof
-            # something", "any one for PC"; "item" only where a modifier needs a noun and the title has none
-            heads = [h for h in self.heads if not ((bare or named) and h in ("one", "something"))]
+            # never "a dust proof something", "any something"; "item" only where a modifier needs a noun
+            # and the title has none
+            heads = [h for h in self.heads if not ((bare or named) and h == "something")]
             head = rng.choice(heads or [_LAST_RESORT_HEAD])
         if head == "something":  # "a black something" is not English: qualities follow it
             for p in pre:
@@ -387,8 +396,6 @@ class _Composer:
         body = " ".join(words)
         choices = {"any": ("a", "a", "a", "the"), "indef": ("a",), "none": ("",)}[dets]
         det = "" if head == "something" else rng.choice(choices)
-        if head == "one" and det:
-            det = "a" if pre else ""  # "a black one", but "one in black": never "a one", nor "the TEWELL one"
         if det == "a" and _plural(head):
             det = ""  # "wired headphones", "a set of ..." is not ours to add
         phrase = f"{_article(body) if det == 'a' else det} {body}".strip()
@@ -449,8 +456,8 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     slots: dict[str, list[Part]] = {"pre": [], "pp": [], "rel": [], "sent": [], "q": []}
     products = [p for p in order if p.kind == "product" and len(p.value.split()) <= 2]
     head_part = products[0] if products else None  # the product kind is the head ("a gamepad for PC ...")
-    # without a product noun the head is "one" or "something": no bare opener ("any one for PC"), no
-    # platform before it ("a PC one"); the platform goes after it ("one for PC")
+    # without a product noun the head is "something": no bare opener ("any something for PC"), no
+    # platform before it; the platform goes after it ("something for PC")
     noun = head_part is not None or bool(heads)
     opener_key = rng.choice(sorted(k for k, (_, _, dets) in OPENERS.items() if noun or dets != "none"))
     template, end, dets = OPENERS[opener_key]
@@ -458,7 +465,9 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     def roles_of(p: Part) -> list[str]:
         return [r for r in allowed_roles(p) if noun or r != "pre" or p.kind not in _NAMED_PRE]
 
-    questions_left = MAX_QUESTIONS - (end == "?")
+    # a past-tense opener ("I needed ...") tells what the shopper wanted; a present question after it
+    # ("I needed a non-slip pad; is it made from rubber?", round seven's panel) changes the time mid-request
+    questions_left = 0 if opener_key in _PAST_OPENERS else MAX_QUESTIONS - (end == "?")
     for p in sorted(order, key=lambda p: p.kind not in _ONLY_PRE):  # premodifier-only kinds first
         if p is head_part:
             continue
@@ -495,11 +504,10 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     follow += [c.question(p) for p in slots["q"]]
     rng.shuffle(follow)
     main = main[0].upper() + main[1:] + (end or ("." if follow else ""))
-    if follow and follow[0].endswith(".") and not main.endswith("?") and rng.random() < 0.15:
-        follow, main = (
-            follow[1:],
-            f"{follow[0]} {main}",
-        )  # a preference first; never a question before the request
+    # a preference first ("Ideally in black. I need ..."); never a question, nor a pronoun before its noun
+    first_ok = follow and follow[0].endswith(".") and not main.endswith("?") and not _REFERS.search(follow[0])
+    if first_ok and rng.random() < 0.15:
+        follow, main = follow[1:], f"{follow[0]} {main}"
     text = " ".join([*(_fill(rng.choice(_CONTEXT[p.kind]), p.value) for p in context), main])
     for f in follow:
         joiner = rng.choice(_JOIN)

@@ -11,7 +11,9 @@ domain's own data:
   accuracy") is an **instruction verb**; one that starts with a function word and goes on past one
   word ("With in-game success", "For the Xbox", "A New Hero") or ends in one ("Hints too", "Sold
   Out") is a **fragment**; a negation, a symbol, a lone closed-class pronoun or a list of variants
-  joined by "+" ("not null", "language _ tag", "All", "BU+RE+PI") is a **placeholder**;
+  joined by "+" ("not null", "language _ tag", "All", "BU+RE+PI") is a **placeholder**, and so is a
+  value that is the last word of one of the domain's keys ("Type", "Color": it names an attribute) or
+  one word repeated ("White White", a seller's slip);
 * **attestation**: the product's own title, description or features say it again (outside the line
   it was taken from), or other products' own text does, or real users write it in the domain's
   reviews, each at least once per :data:`ATTESTATION_PER` documents (so the rule means the same on the
@@ -476,6 +478,10 @@ class DescriptorModel:
     key_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     usage: dict[str, Usage] = field(default_factory=dict)
     """How the domain's reviews and sellers' text use each value (lower-cased), both summed."""
+    key_words: frozenset[str] = frozenset()
+    """The last word of every key the domain's records use ("type", "color", "style", "technology"):
+    a value that is one of them names an attribute instead of giving one ("Connectivity Technology:
+    Type", a truncated "Type-C": "a stand ... that has type" scored 2.0 with round eight's panel)."""
 
     @classmethod
     def learn(
@@ -508,7 +514,8 @@ class DescriptorModel:
                     u = u + counter.use_of(v)
             if u.uses:
                 usage[v] = u
-        model = cls(readings, attested, usage=usage)
+        keys = {c.key for cands in products for c in cands if c.key != CATEGORY_KEY}
+        model = cls(readings, attested, usage=usage, key_words=frozenset(k.split()[-1] for k in keys if k.split()))
         counts: dict[str, list[int]] = {}
         for cands in products:
             for c in cands:
@@ -528,6 +535,9 @@ class DescriptorModel:
         r = self.reading(c)
         if r.form != "ok":
             return r.form
+        words = c.value.lower().split()
+        if " ".join(words) in self.key_words or (len(words) > 1 and len(set(words)) == 1):
+            return "placeholder"  # an attribute's name ("Type"), or one word said twice ("White White")
         use = self.use(c.value)
         if r.tags[:1] == ("IN",) and use.head > use.premodifier:
             return "fragment"  # a prepositional phrase ("with adhesive"), not a premodifier ("over ear headphones")
@@ -562,13 +572,18 @@ class DescriptorModel:
     def written_form(self, c: Candidate) -> str:
         """How a query writes the value: in lower case when its words are plainly capitalised ("Dust
         Proof", "Video Game") and the domain's running text writes it in lower case more often than not
-        (:meth:`Usage.common_noun`: "dust proof switches", "a video game"), else as it stands (names,
-        acronyms, brands: "Windows", "USB", "PlayStation", "Razer"). Matching is case-insensitive, so it
-        is the same core term."""
+        (:meth:`Usage.common_noun`: "dust proof switches", "a video game"; an adjective also when the text
+        is silent), else as it stands (names, acronyms, brands: "Windows", "USB", "PlayStation", "Razer").
+        Matching is case-insensitive, so it is the same core term."""
         plain = all(w[:1].isupper() and not any(ch.isupper() for ch in w[1:]) for w in c.value.split())
-        if key_kind(c.key) == "brand" or not plain or not self.use(c.value).common_noun():
+        if key_kind(c.key) == "brand" or not plain:
             return c.value
-        return c.value.lower()
+        use = self.use(c.value)
+        # an adjective is a common word unless the text capitalises it ("Japanese"): with no running-text
+        # evidence either way, "Ambidextrous" is a seller's Title Case, and "a holder that is Ambidextrous"
+        # read as a name to round seven's panel
+        common = use.common_noun() or (use.lower >= use.capitalised and self.kind(c) == "adj_feature")
+        return c.value.lower() if common else c.value
 
     def summary(self) -> dict[str, Any]:
         """The learned key rule, for the stage's stats: keys that do not carry descriptors (with their
