@@ -23,11 +23,12 @@ import json
 import os
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pqb.builders.config import BuildConfig, FilterConfig, StageStats
 from pqb.builders.queries.candidate import Candidate, CandidateGenerator, ProductSpec
@@ -288,9 +289,8 @@ def run_generate(
     reviews = workdir.path / REVIEWS
     inputs += [reviews] if measure and reviews.is_file() else []
     digests = hash_inputs(inputs)  # before the habits read the reviews (WorkDir.stage)
-    if measure:
-        texts = read_parquet(reviews).column("text").to_pylist() if reviews in inputs else []
-        kwargs["habits"] = SurfaceHabits.measure(texts).as_dict()
+    if measure:  # streamed: the whole reviews table held 4.7 GB at the Video_Games size (issue 46)
+        kwargs["habits"] = SurfaceHabits.measure(_texts(reviews) if reviews in inputs else ()).as_dict()
     config = {
         "backend": backend,
         "n": n,
@@ -350,6 +350,12 @@ def model_identities(backend: str, kwargs: dict[str, Any], filters: FilterConfig
                 pass
         out["semantic"] = checkpoint_identity(name)
     return out
+
+
+def _texts(path: Path, batch: int = 65_536) -> Iterator[str]:
+    """The ``text`` column of a parquet file, one record batch at a time."""
+    for rb in pq.ParquetFile(path).iter_batches(batch_size=batch, columns=["text"]):
+        yield from rb.column(0).to_pylist()
 
 
 def _spec_texts(specs: Sequence[ProductSpec], table: pa.Table) -> list[tuple[ProductSpec, str]]:
