@@ -425,8 +425,7 @@ def check_queries(
         if corpus is not None
         else {}
     )
-    readings: dict[str, list[str]] = {}  # each term's fault ("" for none) in each of its queries
-    shown: dict[str, str] = {}
+    readings: dict[str, tuple[str, list[str]]] = {}  # a term as first written, its fault ("" none) per query
     for r, doc in zip(rows, docs, strict=True):
         query, terms = r["query"], list(r.get("core_terms") or [])
         kinds = {str(a["value"]).lower(): name_kind(str(a["name"])) for a in r.get("attributes") or []}
@@ -436,8 +435,7 @@ def check_queries(
             if why := wrong_kind(reading, kind, use.get(reading.value.lower())):
                 wrong.append(f"{why}: {reading.value!r}")
             if kind != "brand":  # a maker's name is a name
-                shown.setdefault(reading.value.lower(), reading.value)
-                readings.setdefault(reading.value.lower(), []).append(term_fault(reading, kind))
+                readings.setdefault(reading.value.lower(), (reading.value, []))[1].append(term_fault(reading, kind))
         if wrong:
             rep.wrong_kind += 1
             _note(ex, "wrong_kind", f"{query} [{'; '.join(wrong)}]", examples)
@@ -447,11 +445,11 @@ def check_queries(
     rep.terms = len({t.lower() for r in rows for t in r.get("core_terms") or []})
     # a term's fault is how it reads in most of its queries: one parse that takes a noun for a verb
     # ("Need a Mcbazel Oxford cloth cover": 'cover' read as a verb) says nothing about the term
-    for key, fs in readings.items():
+    for value, fs in readings.values():
         fault, n = Counter(fs).most_common(1)[0]
         if fault and 2 * n > len(fs):
             rep.term_faults[fault] += 1
-            _note(ex, f"term_{fault}", shown[key], examples)
+            _note(ex, f"term_{fault}", value, examples)
     queries = [r["query"] for r in rows]
     sample = random.Random(seed).sample(queries, SAMPLE) if len(queries) > SAMPLE else queries
     rep.sample, rep.openings = len(sample), len({opening(q) for q in sample})
