@@ -11,15 +11,16 @@ import re
 
 KINDS: tuple[str, ...] = (
     "brand", "product", "color", "material", "platform", "device", "purpose", "connectivity", "style",
-    "size", "age_rating", "audience", "language", "adj_feature", "noun_feature", "modifier",
+    "size", "age_rating", "audience", "language", "adj_feature", "noun_feature", "count_feature", "modifier",
 )  # fmt: skip
 """What a core term is typed as: the issue-43 kinds (brand, product kind, colour, material, platform or
 compatibility, connectivity, style, size, age rating, adjectival and nominal feature) plus the language,
 the intended use ("Recommended Uses For Product: Gaming": "for Gaming") and the intended user ("Age Range:
 Adult", which is not a rating: "rated Adult" says something else); and, from how the domain's text uses
 a value (:func:`pqb.builders.source.descriptors.kind_of`), a **device** (a platform that is a common
-noun and takes an article: "for a laptop", not "for Laptop") and a **modifier** (a value the text only
-writes before a noun: "a dust proof case", never "with dust proof")."""
+noun and takes an article: "for a laptop", not "for Laptop"), a **modifier** (a value the text only
+writes before a noun: "a dust proof case", never "with dust proof") and a **count feature** (a nominal
+feature that takes an article: "with a zipper", but "with lighting")."""
 
 FEATURE_KEY = "feature"
 """The one key every unkeyed feature line shares (``Feature 1`` ... ``Feature n`` are positions, not keys)."""

@@ -16,6 +16,7 @@ from pqb.builders.source.descriptors import (
     DescriptorModel,
     PhraseCounter,
     attestation_threshold,
+    catalogue_phrases,
     count_phrases,
     kind_of,
     read_values,
@@ -492,3 +493,57 @@ def test_a_value_that_names_an_attribute_or_repeats_a_word_is_a_placeholder() ->
              Candidate("Color", "color", "Black", True), Candidate("Color", "color", "White White", True)]  # fmt: skip
     model = DescriptorModel.learn([cands], counter)
     assert [model.value_verdict(c) for c in cands] == ["placeholder", "ok", "ok", "placeholder"]
+
+
+def test_the_audience_nearly_all_of_a_keys_products_give_is_a_default_not_a_core_term() -> None:
+    """ "for an adult" read as odd to all three raters of rounds seven to nine: "Age Range: Adult" is given
+    by 21 of the slice's 23 products that give an age range, so it narrows nothing. An audience four in
+    five of a key's products give (of ten or more) is its default; a less common one stays ("Kid"), and so
+    do other kinds' common values ("in English" is asked for), and a key of fewer than ten products has
+    no majority to speak of."""
+    def product(*pairs: tuple[str, str]) -> list[Candidate]:
+        return [Candidate(k, k.lower(), v, True) for k, v in pairs]
+
+    products = [
+        product(("Age Range (Description)", "Adult" if i < 8 else "Kid"), ("Language", "English"),
+                ("Type of item", "Video Game"))
+        for i in range(10)
+    ] + [product(("Age Range", "Teen")) for _ in range(9)]  # fmt: skip
+    counter = PhraseCounter(["Adult", "Kid", "Video Game", "English", "Teen"])
+    for text in ("Great for an adult.", "My kid loves it.", "A fun video game.", "In English.", "A teen game."):
+        counter.add(text)
+    model = DescriptorModel.learn(products, counter)
+    verdict = {(c.key, c.value): model.judge(c) for cands in products for c in cands}
+    assert set(verdict.values()) == {"ok", "default_value"}
+    assert [kv for kv, v in verdict.items() if v != "ok"] == [("age range (description)", "Adult")]
+    report = rejection_report((c, model.judge(c)) for cands in products for c in cands)
+    assert report["by_kind"]["default_value"] == 8
+    assert report["examples"]["default_value"] == ["Age Range (Description): Adult"]
+
+
+def test_a_feature_the_text_writes_after_a_or_an_takes_an_article() -> None:
+    """ "have zipper" and "come with ergonomic design" read as broken English to round nine's raters: a
+    nominal feature the domain's text writes after "a"/"an" (the value; or its last word where the
+    phrase is rare, in the products' own text) is a count feature ("with a zipper"); one it never does
+    stays bare ("with lighting", though "the lighting" is written: "the" does not tell). The reviews'
+    counter counts values only: a head word there would not count."""
+    cands = [Candidate("Special Feature", "special feature", v, True)
+             for v in ("Zipper", "Ergonomic Design", "Lighting", "Noise Cancellation", "Cute Design")]  # fmt: skip
+    phrases = catalogue_phrases([cands])
+    assert {"design", "cancellation"} <= set(phrases) and "cute" not in phrases
+    values = sorted(c.value for c in cands)
+    reviews, catalogue = PhraseCounter(values), PhraseCounter(phrases)
+    for text in ("It has a zipper.", "Comes with a zipper, nice.", "Love the lighting.", "Noise cancellation works."):
+        reviews.add(text)
+    for text in ("I like a design that is simple.", "It is a design.", "The lighting is great.",
+                 "The ergonomic design is good."):  # fmt: skip
+        catalogue.add(text)
+    model = DescriptorModel.learn([cands], reviews, catalogue)
+    assert [model.kind(c) for c in cands] == ["count_feature", "count_feature", "noun_feature", "noun_feature",
+                                              "count_feature"]  # fmt: skip
+    # the same head-noun evidence in the reviews alone is not counted
+    reviews, catalogue = PhraseCounter(values), PhraseCounter(phrases)
+    for text in ("I like a design that is simple.", "It is a design."):
+        reviews.add(text)
+    model = DescriptorModel.learn([cands], reviews, catalogue)
+    assert model.kind(cands[1]) == "noun_feature"

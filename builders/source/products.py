@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pqb.builders.kinds import CATEGORY_KEY, FEATURE_KEY
-from pqb.builders.source.descriptors import Candidate, DescriptorModel, PhraseCounter
+from pqb.builders.source.descriptors import Candidate, DescriptorModel, PhraseCounter, catalogue_phrases
 from pqb.builders.text import SPACE, TAG, unescape_html
 from pqb.dataset.schema import N_CORE_TERMS, count_term, document_string, words
 
@@ -539,7 +539,7 @@ def descriptor_model(
     metas = list(metas)
     cands = list(candidates) if candidates is not None else [attribute_candidates(m) for m in metas]
     values = sorted({c.value for cs in cands for c in cs})
-    voice, catalogue = PhraseCounter(values), PhraseCounter(values)
+    voice, catalogue = PhraseCounter(values), PhraseCounter(catalogue_phrases(cands))
     for text in reviews:
         voice.add(text)
     for m in metas:

@@ -27,6 +27,7 @@ from pqb.builders.source.descriptors import (
     ATTESTATION_PER,
     DescriptorModel,
     PhraseCounter,
+    catalogue_phrases,
     count_phrases,
     rejection_report,
 )
@@ -111,7 +112,7 @@ def run_ingest(wd: WorkDir, cfg: BuildConfig, *, force: bool = False) -> StageSt
         candidates[meta["parent_asin"]] = attribute_candidates(meta)
         texts[meta["parent_asin"]] = own_text(meta)
     values = sorted({c.value for cands in candidates.values() for c in cands})
-    voice, catalogue = PhraseCounter(values), PhraseCounter(values)
+    voice, catalogue = PhraseCounter(values), PhraseCounter(catalogue_phrases(candidates.values()))
     for text in texts.values():  # the catalogue: what the domain's sellers write in free text
         catalogue.add(text)
     texts.clear()
