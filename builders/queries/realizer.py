@@ -4,7 +4,7 @@ A fixed list of frames makes the frame list, not the user, decide what a user sa
 queries that all matched one of them). Here a query is composed, per candidate, from independent
 seeded choices:
 
-* an **opener** (:data:`OPENERS`: declaratives "I'm looking for", "I was looking for", "I needed",
+* an **opener** (:data:`OPENERS`: declaratives "I'm looking for", "I was looking for", "I need",
   imperatives "show me", questions "do you have", a bare noun phrase), which fixes the main clause's
   mood and final punctuation; the inventory follows how the domain's reviewers say what they wanted
   (issue 43, round two; the counts are in :data:`OPENERS`' docstring);
@@ -33,6 +33,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pqb.builders.kinds import KINDS, key_kind
 from pqb.builders.queries.candidate import Candidate, ProductSpec
@@ -69,6 +70,7 @@ _PP: dict[str, tuple[str, ...]] = {
     "audience": ("for a {v}",),
     "language": ("in {v}",),
     "noun_feature": ("with {v}", "with {v}", "featuring {v}"),
+    "count_feature": ("with a {v}", "with a {v}", "featuring a {v}"),
     "adj_feature": (),
     "modifier": (),
     "product": (),
@@ -98,6 +100,7 @@ _VP: dict[str, tuple[tuple[str, str, str], ...]] = {
     "audience": (("is", "be", "for a {v}"), ("is", "be", "made for a {v}")),
     "language": (("is", "be", "in {v}"), ("comes", "come", "in {v}")),
     "noun_feature": (("has", "have", "{v}"), ("comes", "come", "with {v}")),
+    "count_feature": (("has", "have", "a {v}"), ("comes", "come", "with a {v}")),
     "adj_feature": (("is", "be", "{v}"),),
     "modifier": (),
     "product": (("is", "be", "a {v}"),),
@@ -131,11 +134,9 @@ OPENERS: dict[str, tuple[str, str, str]] = {
     "looking_for_bare": ("looking for {np}", ".", "any"),
     "need": ("I need {np}", ".", "any"),
     "need_bare": ("need {np}", ".", "indef"),
-    "needed": ("I needed {np}", ".", "indef"),
     "in_need": ("I'm in need of {np}", ".", "indef"),
     "we_need": ("we need {np}", ".", "indef"),
     "want": ("I want {np}", ".", "any"),
-    "wanted": ("I wanted {np}", ".", "indef"),
     "would_like": ("I'd like {np}", ".", "indef"),
     "after": ("I'm after {np}", ".", "indef"),
     "searching": ("searching for {np}", ".", "indef"),
@@ -170,9 +171,12 @@ like" 13, "searching for" 7, "trying to find" 5, "shopping for" 3, "in need of" 
 and "with" (22, 12, 11, 5 of 98 such sentences), and "for my" is written 293 times. A bare noun phrase,
 with or without its article, is what a search box gets ("black wireless gamepad for PC"). Dropped in
 round two, as no request reads so: "what I need is ..." (a cleft), "... wanted" (a classified ad), a bare
-"recommend ...", "please find ..."."""
+"recommend ...", "please find ...". Dropped in round ten: "I needed ..." and "I wanted ...". A reviewer
+writes them of a need the purchase met; a request is still open, and round nine's raters marked them
+(issue 43). "I was looking for ..." stays: it is the polite past of a request still open ("I was looking
+for a mouse for my iMac")."""
 
-_PAST_OPENERS = frozenset({"was_looking", "needed", "wanted"})
+_PAST_OPENERS = frozenset({"was_looking"})
 """Openers in the past tense: no question follows them (:func:`realize`)."""
 
 _SENTENCE = (
@@ -289,6 +293,18 @@ def _fill(template: str, value: str) -> str:
     return re.sub(r"\ba \{v\}", f"{article}{{v}}", template).format(v=value)
 
 
+def _words(frame: str | tuple[str, ...]) -> list[str]:
+    """The words of a frame, a template or a verb-phrase triple."""
+    return " ".join(frame if isinstance(frame, tuple) else (frame,)).split()
+
+
+def _lead(frame: str) -> str:
+    """How a follow-up frame begins: its first word, two where the first is a pronoun ("It should",
+    "I'd prefer", "Ideally")."""
+    words = frame.split()
+    return " ".join(words[:2] if words[0] in ("It", "They", "I'd") else words[:1])
+
+
 def _lower_first(sentence: str) -> str:
     """A follow-up continued after a comma, dash or semicolon: its first letter lower-case, but "I" stays."""
     return sentence if re.match(r"I\b", sentence) else sentence[:1].lower() + sentence[1:]
@@ -341,12 +357,33 @@ def allowed_roles(p: Part) -> tuple[str, ...]:
 class _Composer:
     """One candidate's choices (a fresh instance per candidate, fed the candidate's own ``rng``)."""
 
-    def __init__(self, rng: random.Random, heads: Sequence[str]) -> None:
+    def __init__(self, rng: random.Random, heads: Sequence[str], material: bool = False) -> None:
         self.rng = rng
         self.heads = list(heads)
         self.roles: dict[str, set[str]] = {}
         self.plural = False
         """The head noun is plural ("headphones"): its verbs and pronouns agree ("which are wired", "Are they")."""
+        self.said: set[str] = set()
+        """How the follow-ups said so far begin (:func:`_lead`): none begins twice alike ("I would like it in
+        white. I would like it with USB-C connectivity.", round nine's panel; "Ideally in white. Ideally
+        it ...")."""
+        self.made = material
+        """A "made ..." frame is said, or kept for the query's material, which has no other: "made by X"
+        beside "made of Y" ("... made by MIGHTY SKINS that is made of vinyl", round nine's panel)."""
+
+    def pick(self, frames: Sequence[Any], kind: str = "", follow_up: bool = False) -> Any:
+        """A seeded choice among ``frames`` (strings, or verb-phrase triples): not a follow-up frame said
+        before, and no second "made" but the material's; all of them when that leaves none."""
+        fresh = [
+            f for f in frames
+            if not (follow_up and _lead(f) in self.said)
+            and not (self.made and kind != "material" and "made" in _words(f))
+        ]  # fmt: skip
+        frame = self.rng.choice(fresh or list(frames))
+        if follow_up:
+            self.said.add(_lead(frame))
+        self.made = self.made or "made" in _words(frame)
+        return frame
 
     def mark(self, parts: Sequence[Part], role: str, joined: bool = True) -> None:
         """Record each part's role; parts that share a slot and are ``joined`` by "and" are coordinated."""
@@ -357,14 +394,14 @@ class _Composer:
                 self.roles[p.value].add("coordination")
 
     def pp(self, p: Part) -> str:
-        return _fill(self.rng.choice(_PP[p.kind]), p.value)
+        return _fill(self.pick(_PP[p.kind], p.kind), p.value)
 
     def vp(self, p: Part) -> tuple[str, str, str]:
         """(finite verb agreeing with the head, base form, rest): "is"/"comes" for one, "are"/"come" for a plural."""
         frames = _VP[p.kind]
         if p.kind in _NAMED_NOT_PREDICATE and not p.value.islower():
             frames = tuple(f for f in frames if f[2] != "{v}")
-        sg, base, rest = self.rng.choice(frames)
+        sg, base, rest = self.pick(frames, p.kind)
         finite = ("are" if base == "be" else base) if self.plural else sg
         return finite, base, _fill(rest, p.value)
 
@@ -422,9 +459,9 @@ class _Composer:
         self.mark(parts, "sentence")
         if len(parts) == 1 and _PP[parts[0].kind] and rng.random() < 0.35:
             frames = _MAKER_SENTENCE_PP if parts[0].kind == "brand" else self.frames(_SENTENCE_PP)
-            return rng.choice(frames).format(pp=self.pp(parts[0]))
+            return self.pick(frames, follow_up=True).format(pp=self.pp(parts[0]))
         vps = [self.vp(p) for p in parts]
-        return rng.choice(self.frames(_SENTENCE)).format(
+        return self.pick(self.frames(_SENTENCE), follow_up=True).format(
             base=_join([f"{b} {r}" for _, b, r in vps], rng), sg=_join([f"{s} {r}" for s, _, r in vps], rng)
         )
 
@@ -432,11 +469,11 @@ class _Composer:
         rng = self.rng
         self.mark([p], "question")
         if p.kind in _ANY_PP and rng.random() < 0.4:
-            return rng.choice(self.frames(_QUESTION_PP)).format(pp=self.pp(p))
+            return self.pick(self.frames(_QUESTION_PP), follow_up=True).format(pp=self.pp(p))
         _, base, rest = self.vp(p)
         if base == "be":
-            return rng.choice(self.frames(_QUESTION_BE)).format(rest=rest)
-        return rng.choice(self.frames(_QUESTION_VP)).format(base=f"{base} {rest}")
+            return self.pick(self.frames(_QUESTION_BE), follow_up=True).format(rest=rest)
+        return self.pick(self.frames(_QUESTION_VP), follow_up=True).format(base=f"{base} {rest}")
 
     def frames(self, singular: tuple[str, ...]) -> tuple[str, ...]:
         """``singular``, or its plural twin when the head is plural (the same number of frames, so the
@@ -449,7 +486,8 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
 
     At most :data:`MAX_QUESTIONS` question per query: a question opener leaves no question follow-up,
     and a statement takes at most one (issue 43: 21% of queries stacked two or more)."""
-    c = _Composer(rng, [*heads[:1] * _TITLE_HEAD_WEIGHT, *_GENERIC_HEADS])  # the title's noun, else a generic one
+    material = any(p.kind == "material" for p in parts)
+    c = _Composer(rng, [*heads[:1] * _TITLE_HEAD_WEIGHT, *_GENERIC_HEADS], material)  # the title's noun, else a generic one
     parts, joint = _coordinated_platforms(parts)
     order = list(parts)
     rng.shuffle(order)
@@ -461,12 +499,13 @@ def realize(parts: Sequence[Part], rng: random.Random, heads: Sequence[str] = ()
     noun = head_part is not None or bool(heads)
     opener_key = rng.choice(sorted(k for k, (_, _, dets) in OPENERS.items() if noun or dets != "none"))
     template, end, dets = OPENERS[opener_key]
+    c.said.add(_lead(template))  # "I'd like a headset ... I'd like it with a mic." says it twice
 
     def roles_of(p: Part) -> list[str]:
         return [r for r in allowed_roles(p) if noun or r != "pre" or p.kind not in _NAMED_PRE]
 
-    # a past-tense opener ("I needed ...") tells what the shopper wanted; a present question after it
-    # ("I needed a non-slip pad; is it made from rubber?", round seven's panel) changes the time mid-request
+    # a past-tense opener ("I was looking for ...") tells what the shopper wanted; a present question after
+    # it ("I needed a non-slip pad; is it made from rubber?", round seven's panel) changes the time mid-request
     questions_left = 0 if opener_key in _PAST_OPENERS else MAX_QUESTIONS - (end == "?")
     for p in sorted(order, key=lambda p: p.kind not in _ONLY_PRE):  # premodifier-only kinds first
         if p is head_part:
