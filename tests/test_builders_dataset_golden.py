@@ -15,16 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 208,
+    "video_games": 204,
     "video_games-corpus": 1488,
-    "video_games-queries": 416,
-    "video_games-qrels": 416,
-    "video_games-users": 71,
+    "video_games-queries": 408,
+    "video_games-qrels": 408,
+    "video_games-users": 72,
 }
 ROWS = {
-    0: ('video_games:B00006I5CY:u_3f952eec5f84030f', "I needed a rumble gamepad for Windows and PC that's from InterAct.", "I needed a rumble gamepad for Windows and PC that's from IterAct.", ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
-    101: ('video_games:B086Z5RF3P:u_f8990bccb4750f5c', 'I game on PC. I am hoping to find a wired Corsair headset featuring noise cancellation. Ideally it comes in red.', 'I game on PC. I am hoping to find a wired Corsair headse featuring noise cancellation. Ideally it comes in red.', ['Corsair', 'Red', 'Wired', 'Noise Cancellation', 'PC']),
-    207: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Trying to find a Trueque optical mouse for PC that has USB and comes in purple.', 'Trying to find a Trueque optical muose for PC that has USB and comes in purple.', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
+    0: ('video_games:B00006I5CY:u_3f952eec5f84030f', 'Where can I get the rumble gamepad by InterAct that is compatible with Windows and PC?', 'Where can I get the rumble gamepad by InierAct that is compatible with Windows and PC?', ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
+    101: ('video_games:B088WQVJY4:u_bbb9980efbf3583d', 'I am a fan of GuliKit. I am looking for a wireless adapter with bluetooth connectivity that comes in blue and connects via USB Type C', 'I am a fan of GuliKit. I am looking for a wireless adapter with bluetooth connectfivity that comes in blue and connects via USB Type C', ['GuliKit', 'Blue', 'USB Type C', 'bluetooth', 'Wireless']),
+    203: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Purple optical mouse for PC that is from Trueque. Does it connect via USB', 'Purple optical mouse for PC that is from Trueqeu. Does it connect via USB', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -44,10 +44,10 @@ def test_pinned_rows(index: int) -> None:
 
 
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
-    0: [('InterAct', 'IterAct', 'brand'), ('Windows', 'Windowsa', 'core_term'), ('needed', 'neseded', 'content_word')],
-    37: [('Corsair', 'Corsarr', 'brand'), ('black', 'balck', 'core_term'), ('support', 'suport', 'content_word')],
-    101: [('headset', 'headse', 'title_word'), ('Corsair', 'Corsari', 'brand'), ('red', 'rd', 'core_term')],
-    207: [('mouse', 'muose', 'title_word'), ('Trying', 'Tring', 'content_word'), ('Trueque', 'Tueque', 'brand')],
+    0: [('InterAct', 'InierAct', 'brand'), ('gamepad', 'gamead', 'core_term'), ('get', 'gat', 'content_word')],
+    37: [('Ideally', 'Ieally', 'content_word'), ('headset', 'hedset', 'title_word'), ('have', 'hvae', 'content_word')],
+    101: [('connectivity', 'connectfivity', 'content_word'), ('GuliKit', 'Guliit', 'brand'), ('USB', 'UB', 'core_term')],
+    203: [('Trueque', 'Trueqeu', 'brand'), ('connect', 'cnonsct', 'content_word'), ('USB', 'UOSB', 'core_term')],
 }  # fmt: skip
 
 

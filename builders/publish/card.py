@@ -651,7 +651,9 @@ def render_card(
             "attribute value is judged on the domain's own data (`pqb.builders.source.descriptors`): its "
             "own parse (instruction verbs, fragments, placeholders are rejected), whether the product's own "
             "text, other products' text or the domain's reviews attest it (*unattested* otherwise), and "
-            "whether its key carries descriptors (at least half of the key's values pass); each is typed "
+            "whether its key carries descriptors (at least half of the key's values pass); an audience "
+            "four in five of its key's products give is their default (*default_value*: \"for an adult\"), "
+            "not a core term; each is typed "
             'from its key, its parse and how the domain\'s text uses it ("for gaming", "works with '
             'Windows", "dust proof switches"), and a category-path node the text uses as a platform is '
             "a candidate too. The check below reads only the published queries, attribute names and corpus "
