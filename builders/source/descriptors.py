@@ -68,7 +68,7 @@ to 6; "fast charging" (6 to 9) and "lighting" (55 to 54, after "with" once) stay
 MIN_SLOT_USES = 2
 """The fewest uses in a slot that count as evidence for a kind (one occurrence is not a habit)."""
 DEFAULT_SHARE = 0.8
-"""A value at least this share of a key's products give is the key's default (:meth:`DescriptorModel.default`):
+"""An audience at least this share of its key's products give is the key's default (:meth:`DescriptorModel.default`):
 four in five, so that the other values are exceptions; less is a choice a shopper makes."""
 MIN_DEFAULT_PRODUCTS = 10
 """The fewest products giving a key for its majority to count: at 10 products a share near one half has
@@ -118,6 +118,11 @@ class Reading:
     form: str
     phrase: str
     tags: tuple[str, ...] = ()
+
+
+def _folded(value: str) -> str:
+    """A value as the counters key it: lower-cased, runs of spaces as one."""
+    return " ".join(value.split()).lower()
 
 
 def parser_form(value: str) -> str:
@@ -478,10 +483,10 @@ class PhraseCounter:
         return self.df, self.usage, self.documents
 
     def attested(self, value: str, minimum: int = 1) -> bool:
-        return self.df[" ".join(value.split()).lower()] >= attestation_threshold(self.documents, minimum)
+        return self.df[_folded(value)] >= attestation_threshold(self.documents, minimum)
 
     def use_of(self, value: str) -> Usage:
-        return self.usage.get(" ".join(value.split()).lower(), Usage())
+        return self.usage.get(_folded(value), Usage())
 
 
 @functools.lru_cache(maxsize=2)
@@ -489,7 +494,7 @@ def _first_word_index(values: tuple[str, ...]) -> dict[str, list[tuple[str, froz
     """Each distinct value (lower-cased, spaces collapsed) under its first word, with all its words.
     Cached: a worker counting chunk after chunk for one domain builds it once."""
     index: dict[str, list[tuple[str, frozenset[str]]]] = {}
-    for v in sorted({" ".join(v.split()).lower() for v in values if v.strip()}):
+    for v in sorted({_folded(v) for v in values if v.strip()}):
         tokens = PhraseCounter._TOKEN.findall(v)
         if tokens:
             index.setdefault(tokens[0], []).append((v, frozenset(tokens)))
@@ -521,7 +526,7 @@ class DescriptorModel:
     a value that is one of them names an attribute instead of giving one ("Connectivity Technology:
     Type", a truncated "Type-C": "a stand ... that has type" scored 2.0 with round eight's panel)."""
     defaults: frozenset[tuple[str, str]] = frozenset()
-    """(key, lower-cased value) pairs where at least :data:`DEFAULT_SHARE` of the key's products (at
+    """(audience key, folded value) pairs where at least :data:`DEFAULT_SHARE` of the key's products (at
     least :data:`MIN_DEFAULT_PRODUCTS`) give the value (:meth:`default`)."""
 
     @classmethod
@@ -542,13 +547,13 @@ class DescriptorModel:
             nlp = load_spacy()
         readings = read_values(pairs, nlp) if pairs else {}
         attested = frozenset(
-            " ".join(v.split()).lower()
+            _folded(v)
             for v, _ in pairs
             if (reviews is not None and reviews.attested(v, 1))
             or (catalogue is not None and catalogue.attested(v, 2))
         )
         usage = {}
-        for v in sorted({" ".join(v.split()).lower() for v, _ in pairs} | head_words(v for v, _ in pairs)):
+        for v in sorted({_folded(v) for v, _ in pairs} | head_words(v for v, _ in pairs)):
             u = Usage()
             for counter in (reviews, catalogue):
                 if counter is not None:
@@ -561,7 +566,7 @@ class DescriptorModel:
             attested,
             usage=usage,
             key_words=frozenset(k.split()[-1] for k in keys if k.split()),
-            defaults=_majority_values(products),
+            defaults=_audience_defaults(products),
         )
         counts: dict[str, list[int]] = {}
         for cands in products:
@@ -591,7 +596,7 @@ class DescriptorModel:
         if (
             key_kind(c.key) != "brand"
             and not c.echo
-            and " ".join(c.value.split()).lower() not in self.attested
+            and _folded(c.value) not in self.attested
         ):
             return "unattested"
         return "ok"
@@ -620,10 +625,10 @@ class DescriptorModel:
         Nintendo Switch video game in English": the three such queries of round seven scored 4.0, its
         other PQB queries 3.81), and rejecting it took half the slice's pairs with it (the games, whose
         fifth core term it is)."""
-        return key_kind(c.key) == "audience" and (c.key, " ".join(c.value.split()).lower()) in self.defaults
+        return (c.key, _folded(c.value)) in self.defaults
 
     def use(self, value: str) -> Usage:
-        return self.usage.get(" ".join(value.split()).lower(), Usage())
+        return self.usage.get(_folded(value), Usage())
 
     def kind(self, c: Candidate) -> str:
         words = c.value.split()
@@ -657,14 +662,14 @@ class DescriptorModel:
         }
 
 
-def _majority_values(products: Sequence[Sequence[Candidate]]) -> frozenset[tuple[str, str]]:
-    """(key, lower-cased value) for each key whose most given value is given by at least
+def _audience_defaults(products: Sequence[Sequence[Candidate]]) -> frozenset[tuple[str, str]]:
+    """(key, folded value) for each audience key whose most given value is given by at least
     :data:`DEFAULT_SHARE` of the products giving the key, where at least :data:`MIN_DEFAULT_PRODUCTS` do
-    (a product counted once per key and value; category-path nodes are judged apart)."""
+    (a product counted once per key and value)."""
     per_key: Counter[str] = Counter()
     per_value: Counter[tuple[str, str]] = Counter()
     for cands in products:
-        pairs = {(c.key, " ".join(c.value.split()).lower()) for c in cands if c.key != CATEGORY_KEY}
+        pairs = {(c.key, _folded(c.value)) for c in cands if key_kind(c.key) == "audience"}
         per_key.update({k for k, _ in pairs})
         per_value.update(pairs)
     return frozenset(
