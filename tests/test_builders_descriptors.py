@@ -547,3 +547,57 @@ def test_a_feature_the_text_writes_after_a_or_an_takes_an_article() -> None:
         reviews.add(text)
     model = DescriptorModel.learn([cands], reviews, catalogue)
     assert model.kind(cands[1]) == "noun_feature"
+
+
+def test_a_property_key_the_products_own_words_rarely_repeat_is_a_form_default() -> None:
+    """ "a case ... that is wireless", "a vinyl skin ... it should be wireless": the slice's "Other display
+    features: Wireless" is on 16 of 19 products, skins and cases among them, and their own words repeat
+    it on 1. A property key that fewer than one in five of its (ten or more) products echo is a form
+    field, not what the products are; one echoed more often stays, and so does a classification no
+    description repeats (a rating) and a key too rare to judge."""
+    def product(echo: bool, *pairs: tuple[str, str]) -> list[Candidate]:
+        return [Candidate(k, k.lower(), v, echo) for k, v in pairs]
+
+    display = [product(i == 0, ("Other display features", "Wireless")) for i in range(10)]
+    special = [product(i < 2, ("Special Feature", "Backlit")) for i in range(10)]
+    rated = [product(False, ("Rated", "Teen")) for _ in range(10)]
+    rare = [product(False, ("Hand Orientation", "Ambidextrous")) for _ in range(9)]
+    products = display + special + rated + rare
+    counter = PhraseCounter(["Wireless", "Backlit", "Teen", "Ambidextrous"])
+    for text in ("It is wireless.", "It is backlit.", "Rated teen.", "It is ambidextrous."):
+        counter.add(text)
+    model = DescriptorModel.learn(products, counter)
+    verdicts = {c.key: model.judge(c) for cands in products for c in cands}
+    assert verdicts == {"other display features": "unechoed_key", "special feature": "ok", "rated": "ok",
+                        "hand orientation": "ok"}  # fmt: skip
+    report = rejection_report((c, model.judge(c)) for cands in products for c in cands)
+    assert report["by_kind"]["unechoed_key"] == 10
+
+
+def test_a_colour_field_that_names_another_attribute_is_not_a_colour() -> None:
+    """ "come in Red Switch" (round ten's raters), "It needs to be floral design": sellers put a switch, a
+    backlight or a design in the colour field. A colour value whose last word is no one-word colour of
+    the domain and heads another key's values is rejected; a design name no other key uses stays, and
+    keeps its capitals (a name is never a bare predicate), while a colour of colour words is written as
+    the text writes it ("black grey")."""
+    def product(*pairs: tuple[str, str]) -> list[Candidate]:
+        return [Candidate(k, k.lower(), v, True) for k, v in pairs]
+
+    colours = ("Black", "Grey", "Red Switch", "Floral Design", "Blue Nebula", "Black Grey", "Rainbow Backlit")
+    products = [product(("Color", v)) for v in colours] + [
+        product(("Hardware Platform", "Nintendo Switch"), ("Special Feature", "Ergonomic Design"),
+                ("Special Feature 2", "Backlit")),
+    ]  # fmt: skip
+    values = [*colours, "Nintendo Switch", "Ergonomic Design", "Backlit"]
+    counter = PhraseCounter(values)
+    for text in ("It is black grey, a floral design.", "I love the blue nebula one.", "the red switch is",
+                 "rainbow backlit keys", "black and grey"):  # fmt: skip
+        counter.add(text)
+    model = DescriptorModel.learn(products, counter)
+    verdict = {c.value: model.judge(c) for cands in products[:-1] for c in cands}
+    assert [v for v, j in verdict.items() if j == "not_a_colour"] == ["Red Switch", "Floral Design",
+                                                                      "Rainbow Backlit"]  # fmt: skip
+    assert verdict["Blue Nebula"] == "ok" and verdict["Black Grey"] == "ok"
+    forms = {c.value: model.written_form(c) for cands in products[:-1] for c in cands}
+    assert forms["Black Grey"] == "black grey" and forms["Blue Nebula"] == "Blue Nebula"
+    assert forms["Floral Design"] == "Floral Design"

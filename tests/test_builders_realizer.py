@@ -382,6 +382,17 @@ def test_the_title_heads_with_the_product_noun() -> None:
     assert title_heads("Skin Compatible for PS4 Controller Pandaren Soft Silicone", [])[0] == "skin"
     assert title_heads("Midnight Club: Los Angeles - Playstation 3", []) == []
     assert title_heads("Cybertech USB Charging Cable for PS4 Controller", ["USB"])[0] == "cable"
+    assert title_heads("SteelSeries Rival 300, Optical Gaming Mouse - White", []) == ["mouse"]
+
+
+def test_a_noun_the_title_names_after_for_is_what_the_product_serves() -> None:
+    """ "I'm trying to find a Nintendo Switch cable from Lowepro" asked for a pouch's contents: a noun
+    after "for", "compatible" or "fits" names the device served, never the product."""
+    assert title_heads("Lowepro GearUp Pouch Mini: A Compact Travel Organizer Pouch for Smartphone Cables, "
+                       "Adapters, Chargers", []) == []  # fmt: skip
+    assert title_heads("Razer Doubleshot PBT Keycap Upgrade Set for Mechanical & Optical Keyboards", []) == []
+    assert title_heads("Mcbazel Dust Cover for Xbox Series S Console", ["Cover"]) == []
+    assert title_heads("Magece G1 USB Wired With 6 Buttons Gaming Mouse Mice for Computer PC", []) == ["mouse"]
 
 
 def test_a_sentence_before_the_request_names_what_the_shopper_has() -> None:

@@ -30,12 +30,12 @@ def _pairs(limit: int | float) -> dict[str, int]:
 
 @pytest.mark.parametrize(
     "limit,want",
-    # the embedded build: 102 syntactic and 204 error pairs
-    [(0.1, {"syntactic": 11, "error": 21}),  # was 1 and 21 of 105 and 210 (10% of rows, orphans dropped)
-     (0.5, {"syntactic": 51, "error": 102}),
+    # the embedded build: 97 syntactic and 194 error pairs
+    [(0.1, {"syntactic": 10, "error": 20}),  # was 1 and 21 of 105 and 210 (10% of rows, orphans dropped)
+     (0.5, {"syntactic": 49, "error": 97}),
      (20, {"syntactic": 20, "error": 20}),  # was 10 and 20
      (1, {"syntactic": 1, "error": 1}),  # was "the dataset has 1 violation(s)"
-     (0.05, {"syntactic": 6, "error": 11})],  # was the same violation
+     (0.05, {"syntactic": 5, "error": 10})],  # was the same violation
 )  # fmt: skip
 def test_limit_counts_pairs_of_each_task_on_the_embedded_build(limit, want) -> None:
     assert _pairs(limit) == want
@@ -87,4 +87,4 @@ def test_limit_is_in_the_resume_key_and_compare_reloads_the_same_pairs(tmp_path:
                     output_path=tmp_path / f"{model}.json", progress=False, notify=lambda line: None)  # fmt: skip
         paths.append(load_results(tmp_path / f"{model}.json"))
     cmp = compare_results(*paths, n_boot=20, n_perm=20)
-    assert cmp["tasks"]["pqb_syntactic_video_games"]["n_pairs"] == 11
+    assert cmp["tasks"]["pqb_syntactic_video_games"]["n_pairs"] == 10

@@ -223,9 +223,13 @@ HEAD_NOUNS: tuple[str, ...] = (
     "controller", "headset", "keyboard", "mouse", "case", "cable", "charger", "adapter", "skin", "stand",
     "game", "console", "remote", "wheel", "pad", "grip", "bag", "card", "microphone", "battery", "dock",
     "joystick", "gamepad", "cover", "sticker", "headphones", "speaker", "chair", "bundle", "kit", "strap",
-    "holder", "mat", "protector", "cooler", "fan", "station", "guitar", "camera", "light", "decal",
+    "holder", "mat", "protector", "cooler", "fan", "station", "guitar", "camera", "light", "decal", "mount",
+    "shell", "cord",
 )  # fmt: skip
-"""Product nouns a title may name; the realizer uses one the title contains as a head noun."""
+"""Product nouns a title may name; the realizer uses one the title contains as a head noun. "mount",
+"shell" and "cord" end the head phrase of 8, 5 and 5 of the slice's 1,488 Video_Games titles ("Allnice
+PS5 Wall Mount, ..."), and without them such a product was named by a noun its title gives only
+after "for" or "with" ("a modern wall controller": a wall mount with a controller holder)."""
 _GENERIC_HEADS = ("something",)
 """A head for a product whose title names no product noun, and one time in seven for one that does
 ("something that is wired"). Not "one": it stands for a noun said before, and a request is a first
@@ -240,6 +244,8 @@ _TITLE_HEAD_WEIGHT = 6
 """The title's own noun, six times in seven where the title names one: the noun a shopper writes."""
 _TITLE_BREAK = re.compile(r"\s(?:for|compatible|with|fits|-)\s|[,(\[|:]", re.I)
 """Where a title's head phrase ends ("Wired Gaming Headset with Mic", "Skin Compatible for PS4 Controller")."""
+_SERVED = re.compile(r"\s(?:for|compatible|fits)\s", re.I)
+"""Where a title turns to what the product serves ("... Case for Nintendo Switch", "Skin Compatible with")."""
 
 
 @dataclass(frozen=True)
@@ -318,9 +324,13 @@ def _join(items: Sequence[str], rng: random.Random) -> str:
 
 
 def title_heads(title: str, terms: Sequence[str]) -> list[str]:
-    """Head nouns the title names that no core term contains or is contained by (each term stays once),
-    the product's own noun first: the last one before the title's head phrase ends ("Wired Gaming
-    Headset with Mic, ... Headphone for PC": headset), then the others in title order."""
+    """The product's own noun as its title names it, if any ([] otherwise), where no core term contains
+    it or is contained by it (each term stays once): the last head noun before the title's head phrase
+    ends ("Wired Gaming Headset with Mic, ... Headphone for PC": headset), else the first one before the
+    title turns to what the product serves ("SteelSeries Rival 300, Optical Gaming Mouse": mouse). A noun
+    after "for", "compatible" or "fits" names the served thing, not the product ("Organizer Pouch for
+    Smartphone Cables", "Keycap Upgrade Set for Mechanical Keyboards", "Dust Cover for Xbox Series S
+    Console": "a cable", "a keyboard", "a console" named the wrong product in round ten's build)."""
     low = title.lower()
     found = []
     for noun in HEAD_NOUNS:
@@ -329,9 +339,9 @@ def title_heads(title: str, terms: Sequence[str]) -> list[str]:
             found.append((m.start(), noun))
     found.sort()
     cut = _TITLE_BREAK.search(low, 1)
-    end = cut.start() if cut else len(low)
-    head = [n for pos, n in found if pos < end][-1:] or [n for _, n in found][:1]
-    return head + [n for _, n in found if n not in head]
+    served = _SERVED.search(low, 1)
+    end, own = (cut.start() if cut else len(low)), (served.start() if served else len(low))
+    return [n for pos, n in found if pos < end][-1:] or [n for pos, n in found if pos < own][:1]
 
 
 def allowed_roles(p: Part) -> tuple[str, ...]:

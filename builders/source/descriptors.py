@@ -70,9 +70,23 @@ MIN_SLOT_USES = 2
 DEFAULT_SHARE = 0.8
 """An audience at least this share of its key's products give is the key's default (:meth:`DescriptorModel.default`):
 four in five, so that the other values are exceptions; less is a choice a shopper makes."""
-MIN_DEFAULT_PRODUCTS = 10
-"""The fewest products giving a key for its majority to count: at 10 products a share near one half has
-a 95% interval of ±31 points, and below that a "majority" is two or three sellers."""
+MIN_KEY_PRODUCTS = 10
+"""The fewest products giving a key for a share of them to count (its default, :data:`DEFAULT_SHARE`; its
+echo, :data:`MIN_ECHO_SHARE`): at 10 products a share near one half has a 95% interval of ±31 points,
+and below that a "majority" is two or three sellers."""
+MIN_ECHO_SHARE = 0.2
+"""A property key (:data:`ECHO_KINDS`) whose value fewer than one in five of its products' own words
+(title, description, features) repeat is a form field the sellers leave at a default, not what their
+products are (:meth:`DescriptorModel.unechoed`). On the Video_Games slice "Other display features"
+("Wireless" on 16 of 19 products: skins, cases, head straps, games) is echoed by 1 of 19; every other
+property key given by ten or more products by half or more ("Special Feature" 56 of 110, "Connectivity
+Technology" 86 of 116, "Material" 61 of 74)."""
+ECHO_KINDS = frozenset({"feature", "connectivity", "material"})
+"""Keys of what a product has or is made of, which its seller's own words say when it is true; not a
+classification the record states once (a game's rating, language or type is not repeated in its
+description: "Rated" 13 of 264, "Language" 1 of 49)."""
+_WORD = re.compile(r"[^\W_]+")
+"""A word of a value, for the colour rule: "Blue Switch-White" is blue, switch, white."""
 REJECTIONS: tuple[str, ...] = (
     "placeholder",
     "instruction_verb",
@@ -80,10 +94,14 @@ REJECTIONS: tuple[str, ...] = (
     "unattested",
     "not_descriptor_key",
     "default_value",
+    "unechoed_key",
+    "not_a_colour",
     "category_not_platform",
 )
 """Why a value is not a core term, in the order they are judged (the first that applies is counted).
 ``default_value``: the audience nearly all the key's products give (:meth:`DescriptorModel.default`).
+``unechoed_key``: a property key the products' own words rarely repeat (:meth:`DescriptorModel.unechoed`).
+``not_a_colour``: a colour field that names another attribute (:meth:`DescriptorModel.not_a_colour`).
 ``category_not_platform``: a node of the product's category path that the domain's text does not use as
 a platform (:data:`~pqb.builders.kinds.CATEGORY_KEY`)."""
 
@@ -527,7 +545,17 @@ class DescriptorModel:
     Type", a truncated "Type-C": "a stand ... that has type" scored 2.0 with round eight's panel)."""
     defaults: frozenset[tuple[str, str]] = frozenset()
     """(audience key, folded value) pairs where at least :data:`DEFAULT_SHARE` of the key's products (at
-    least :data:`MIN_DEFAULT_PRODUCTS`) give the value (:meth:`default`)."""
+    least :data:`MIN_KEY_PRODUCTS`) give the value (:meth:`default`)."""
+    unechoed_keys: frozenset[str] = frozenset()
+    """Property keys (:data:`ECHO_KINDS`, given by at least :data:`MIN_KEY_PRODUCTS` products) whose value
+    fewer than :data:`MIN_ECHO_SHARE` of those products' own words repeat (:meth:`judge`)."""
+    colour_words: frozenset[str] = frozenset()
+    """The domain's one-word colour values, lower-cased ("black", "turquoise", "rgb"): what a colour field
+    holds when it holds a colour (:meth:`plain_colour`)."""
+    thing_heads: frozenset[str] = frozenset()
+    """The last word of every value of a key that is neither a colour, a brand nor a category node
+    ("switch" of "Nintendo Switch", "backlit", "design" of "Ergonomic Design"): what other attributes
+    name (:meth:`not_a_colour`)."""
 
     @classmethod
     def learn(
@@ -567,6 +595,8 @@ class DescriptorModel:
             usage=usage,
             key_words=frozenset(k.split()[-1] for k in keys if k.split()),
             defaults=_audience_defaults(products),
+            unechoed_keys=_unechoed_keys(products),
+            **_colour_vocabulary(products),
         )
         counts: dict[str, list[int]] = {}
         for cands in products:
@@ -615,7 +645,31 @@ class DescriptorModel:
             return "ok" if self.kind(c) == "platform" else "category_not_platform"
         if not self.descriptor_key(c.key):
             return "not_descriptor_key"
-        return "default_value" if self.default(c) else "ok"
+        if self.default(c):
+            return "default_value"
+        if c.key in self.unechoed_keys:
+            return "unechoed_key"
+        return "not_a_colour" if self.not_a_colour(c) else "ok"
+
+    def plain_colour(self, value: str) -> bool:
+        """Every word of the value is a colour the domain's colour fields give alone ("black grey",
+        "Green&Blue"): it can follow "is" ("is black grey"); a name cannot ("is Mercury White")."""
+        words = _WORD.findall(value.lower())
+        return bool(words) and all(w in self.colour_words for w in words)
+
+    def not_a_colour(self, c: Candidate) -> bool:
+        """A colour field whose last word is no colour and heads another attribute's values: the seller
+        put a switch, a backlight, a design or a pack in it to tell variants apart ("Red Switch", "Rainbow
+        Backlit", "Floral Design", "Black White Pack"; "come in Red Switch" read as a wrong kind to round
+        ten's raters). A design name whose words no other key uses stays ("Blue Nebula", "Mercury
+        White")."""
+        words = _WORD.findall(c.value.lower())
+        return (
+            key_kind(c.key) == "color"
+            and bool(words)
+            and words[-1] not in self.colour_words
+            and words[-1] in self.thing_heads
+        )
 
     def default(self, c: Candidate) -> bool:
         """An audience nearly all its key's products give ("Age Range: Adult" on 21 of the slice's 23
@@ -643,6 +697,8 @@ class DescriptorModel:
         plain = all(w[:1].isupper() and not any(ch.isupper() for ch in w[1:]) for w in c.value.split())
         if key_kind(c.key) == "brand" or not plain:
             return c.value
+        if key_kind(c.key) == "color" and not self.plain_colour(c.value):
+            return c.value  # a design name keeps its capitals: no "it needs to be floral design"
         use = self.use(c.value)
         # an adjective is a common word unless the text capitalises it ("Japanese"): with no running-text
         # evidence either way, "Ambidextrous" is a seller's Title Case, and "a holder that is Ambidextrous"
@@ -664,7 +720,7 @@ class DescriptorModel:
 
 def _audience_defaults(products: Sequence[Sequence[Candidate]]) -> frozenset[tuple[str, str]]:
     """(key, folded value) for each audience key whose most given value is given by at least
-    :data:`DEFAULT_SHARE` of the products giving the key, where at least :data:`MIN_DEFAULT_PRODUCTS` do
+    :data:`DEFAULT_SHARE` of the products giving the key, where at least :data:`MIN_KEY_PRODUCTS` do
     (a product counted once per key and value)."""
     per_key: Counter[str] = Counter()
     per_value: Counter[tuple[str, str]] = Counter()
@@ -675,8 +731,37 @@ def _audience_defaults(products: Sequence[Sequence[Candidate]]) -> frozenset[tup
     return frozenset(
         (k, v)
         for (k, v), n in per_value.items()
-        if per_key[k] >= MIN_DEFAULT_PRODUCTS and n >= DEFAULT_SHARE * per_key[k]
+        if per_key[k] >= MIN_KEY_PRODUCTS and n >= DEFAULT_SHARE * per_key[k]
     )
+
+
+def _unechoed_keys(products: Sequence[Sequence[Candidate]]) -> frozenset[str]:
+    """The property keys (:data:`ECHO_KINDS`) given by at least :data:`MIN_KEY_PRODUCTS` products whose
+    value fewer than :data:`MIN_ECHO_SHARE` of them repeat in their own words (``echo``)."""
+    given: Counter[str] = Counter()
+    echoed: Counter[str] = Counter()
+    for cands in products:
+        for c in {c.key: c for c in cands if key_kind(c.key) in ECHO_KINDS}.values():
+            given[c.key] += 1
+            echoed[c.key] += c.echo
+    return frozenset(k for k, n in given.items() if n >= MIN_KEY_PRODUCTS and echoed[k] < MIN_ECHO_SHARE * n)
+
+
+def _colour_vocabulary(products: Sequence[Sequence[Candidate]]) -> dict[str, frozenset[str]]:
+    """:attr:`DescriptorModel.colour_words` and :attr:`DescriptorModel.thing_heads` of the domain."""
+    colours: set[str] = set()
+    heads: set[str] = set()
+    for cands in products:
+        for c in cands:
+            kind = key_kind(c.key)
+            words = _WORD.findall(c.value.lower())
+            if not words or kind in ("brand", "category"):
+                continue
+            if kind == "color":
+                colours.update(words if len(words) == 1 else ())
+            else:
+                heads.add(words[-1])
+    return {"colour_words": frozenset(colours), "thing_heads": frozenset(heads)}
 
 
 def rejection_report(judged: Iterable[tuple[Candidate, str]], examples: int = 3) -> dict[str, Any]:
