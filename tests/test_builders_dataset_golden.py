@@ -15,16 +15,16 @@ from pqb.dataset import settings
 
 DS = settings.REPO_ROOT / "pqb_dataset"
 COUNTS = {
-    "video_games": 194,
+    "video_games": 192,
     "video_games-corpus": 1488,
-    "video_games-queries": 388,
-    "video_games-qrels": 388,
-    "video_games-users": 70,
+    "video_games-queries": 384,
+    "video_games-qrels": 384,
+    "video_games-users": 69,
 }
 ROWS = {
     0: ('video_games:B00006I5CY:u_3f952eec5f84030f', 'Where can I get the rumble gamepad by InterAct that is compatible with Windows and PC?', 'Where can I get the rumble gamepad by InierAct that is compatible with Windows and PC?', ['InterAct', 'Windows', 'Gamepad', 'Rumble', 'PC']),
-    101: ('video_games:B08GSR9GPM:u_e6c44d993f8e8211', 'I am a fan of SADES. Trying to find a modern multimedia keyboard with USB connectivity that is backlit!', 'I am a fyan of SADES. Trying to find a modern multimedia keyboard with USB connectivity that is backlit!', ['SADES', 'Modern', 'USB', 'Backlit', 'Multimedia']),
-    193: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Purple optical mouse for PC that is from Trueque. Does it connect via USB', 'Purple optical mouse for PC that is from Trueqeu. Does it connect via USB', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
+    101: ('video_games:B08NCKZJQD:u_c509de16d61b64ec', "Ideally from OKKID. I want to buy a modern Bluetooth keyboard for Windows that's wireless.", "Ideally from OKKID. I want to buy a modern Blueototh keyboard for Windows that's wireless.", ['OKKID', 'Modern', 'Bluetooth', 'Wireless', 'Windows']),
+    191: ('video_games:B0C4YQ6W6H:u_e45e7cd9ed18d805', 'Purple optical mouse for PC that is from Trueque. Does it connect via USB', 'Purple optical mouse for PC that is from Trueqeu. Does it connect via USB', ['Trueque', 'Purple', 'USB', 'Optical', 'PC']),
 }  # fmt: skip
 
 pytestmark = pytest.mark.skipif(
@@ -46,8 +46,8 @@ def test_pinned_rows(index: int) -> None:
 CHAINS = {  # issues 12 and 29: the stored 3-edit chains of the pinned rows (the dose is a prefix)
     0: [('InterAct', 'InierAct', 'brand'), ('gamepad', 'gamead', 'core_term'), ('get', 'gat', 'content_word')],
     37: [('Ideally', 'Ieally', 'content_word'), ('headset', 'hedset', 'title_word'), ('have', 'hvae', 'content_word')],
-    101: [('fan', 'fyan', 'content_word'), ('keyboard', 'keyyboard', 'title_word'), ('SADES', 'SACES', 'brand')],
-    193: [('Trueque', 'Trueqeu', 'brand'), ('connect', 'cnonsct', 'content_word'), ('USB', 'UOSB', 'core_term')],
+    101: [('Bluetooth', 'Blueototh', 'core_term'), ('OKKID', 'OKTID', 'brand'), ('keyboard', 'kybard', 'title_word')],
+    191: [('Trueque', 'Trueqeu', 'brand'), ('connect', 'cnonsct', 'content_word'), ('USB', 'UOSB', 'core_term')],
 }  # fmt: skip
 
 

@@ -583,7 +583,8 @@ def test_a_colour_field_that_names_another_attribute_is_not_a_colour() -> None:
     def product(*pairs: tuple[str, str]) -> list[Candidate]:
         return [Candidate(k, k.lower(), v, True) for k, v in pairs]
 
-    colours = ("Black", "Grey", "Red Switch", "Floral Design", "Blue Nebula", "Black Grey", "Rainbow Backlit")
+    colours = ("Black", "Grey", "Red Switch", "Floral Design", "Blue Nebula", "Black Grey", "Rainbow Backlit",
+               "Blue Switch-White", "Black-White")
     products = [product(("Color", v)) for v in colours] + [
         product(("Hardware Platform", "Nintendo Switch"), ("Special Feature", "Ergonomic Design"),
                 ("Special Feature 2", "Backlit")),
@@ -591,13 +592,13 @@ def test_a_colour_field_that_names_another_attribute_is_not_a_colour() -> None:
     values = [*colours, "Nintendo Switch", "Ergonomic Design", "Backlit"]
     counter = PhraseCounter(values)
     for text in ("It is black grey, a floral design.", "I love the blue nebula one.", "the red switch is",
-                 "rainbow backlit keys", "black and grey"):  # fmt: skip
+                 "rainbow backlit keys", "black and grey", "blue switch-white and black-white"):  # fmt: skip
         counter.add(text)
     model = DescriptorModel.learn(products, counter)
     verdict = {c.value: model.judge(c) for cands in products[:-1] for c in cands}
     assert [v for v, j in verdict.items() if j == "not_a_colour"] == ["Red Switch", "Floral Design",
-                                                                      "Rainbow Backlit"]  # fmt: skip
-    assert verdict["Blue Nebula"] == "ok" and verdict["Black Grey"] == "ok"
+                                                                      "Rainbow Backlit", "Blue Switch-White"]  # fmt: skip
+    assert verdict["Blue Nebula"] == verdict["Black Grey"] == verdict["Black-White"] == "ok"
     forms = {c.value: model.written_form(c) for cands in products[:-1] for c in cands}
     assert forms["Black Grey"] == "black grey" and forms["Blue Nebula"] == "Blue Nebula"
     assert forms["Floral Design"] == "Floral Design"

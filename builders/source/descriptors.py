@@ -87,6 +87,8 @@ classification the record states once (a game's rating, language or type is not 
 description: "Rated" 13 of 264, "Language" 1 of 49)."""
 _WORD = re.compile(r"[^\W_]+")
 """A word of a value, for the colour rule: "Blue Switch-White" is blue, switch, white."""
+_COLOUR_PARTS = re.compile(r"[-/+&_]")
+"""Where a colour field joins two colours or a colour and something else ("Black-White", "Blue Switch-White")."""
 REJECTIONS: tuple[str, ...] = (
     "placeholder",
     "instruction_verb",
@@ -658,18 +660,16 @@ class DescriptorModel:
         return bool(words) and all(w in self.colour_words for w in words)
 
     def not_a_colour(self, c: Candidate) -> bool:
-        """A colour field whose last word is no colour and heads another attribute's values: the seller
+        """A colour field one of whose parts (split at "-", "/", "+", "&", "_") ends in a word that is no
+        colour and heads another attribute's values ("Blue Switch-White" ends a part in "switch"): the seller
         put a switch, a backlight, a design or a pack in it to tell variants apart ("Red Switch", "Rainbow
         Backlit", "Floral Design", "Black White Pack"; "come in Red Switch" read as a wrong kind to round
         ten's raters). A design name whose words no other key uses stays ("Blue Nebula", "Mercury
         White")."""
-        words = _WORD.findall(c.value.lower())
-        return (
-            key_kind(c.key) == "color"
-            and bool(words)
-            and words[-1] not in self.colour_words
-            and words[-1] in self.thing_heads
-        )
+        if key_kind(c.key) != "color":
+            return False
+        parts = (_WORD.findall(part) for part in _COLOUR_PARTS.split(c.value.lower()))
+        return any(w[-1] not in self.colour_words and w[-1] in self.thing_heads for w in parts if w)
 
     def default(self, c: Candidate) -> bool:
         """An audience nearly all its key's products give ("Age Range: Adult" on 21 of the slice's 23
