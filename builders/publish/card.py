@@ -655,8 +655,8 @@ def render_card(
             "four in five of its key's products give is their default (*default_value*: \"for an adult\"), "
             "not a core term, nor is a feature, connectivity or material key that fewer than one in five of "
             "its products' own words repeat (*unechoed_key*: \"Other display features: Wireless\" on skins), "
-            "nor a colour field whose last word heads another key's values (*not_a_colour*: \"Red Switch\", "
-            "\"Rainbow Backlit\"); each is typed "
+            "nor a colour field one of whose parts ends in a word that heads another key's values "
+            "(*not_a_colour*: \"Red Switch\", \"Blue Switch-White\", \"Rainbow Backlit\"); each is typed "
             'from its key, its parse and how the domain\'s text uses it ("for gaming", "works with '
             'Windows", "dust proof switches"), and a category-path node the text uses as a platform is '
             "a candidate too. The check below reads only the published queries, attribute names and corpus "
