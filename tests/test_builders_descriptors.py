@@ -576,8 +576,9 @@ def test_a_property_key_the_products_own_words_rarely_repeat_is_a_form_default()
 
 def test_a_colour_field_that_names_another_attribute_is_not_a_colour() -> None:
     """ "come in Red Switch" (round ten's raters), "It needs to be floral design": sellers put a switch, a
-    backlight or a design in the colour field. A colour value whose last word is no one-word colour of
-    the domain and heads another key's values is rejected; a design name no other key uses stays, and
+    backlight or a design in the colour field. A colour value one of whose parts ends in a word that is no
+    one-word colour of the domain and heads another key's values is rejected ("Blue Switch-White"); a
+    design name no other key uses stays, and
     keeps its capitals (a name is never a bare predicate), while a colour of colour words is written as
     the text writes it ("black grey")."""
     def product(*pairs: tuple[str, str]) -> list[Candidate]:

@@ -77,7 +77,7 @@ and below that a "majority" is two or three sellers."""
 MIN_ECHO_SHARE = 0.2
 """A property key (:data:`ECHO_KINDS`) whose value fewer than one in five of its products' own words
 (title, description, features) repeat is a form field the sellers leave at a default, not what their
-products are (:meth:`DescriptorModel.unechoed`). On the Video_Games slice "Other display features"
+products are (:attr:`DescriptorModel.unechoed_keys`). On the Video_Games slice "Other display features"
 ("Wireless" on 16 of 19 products: skins, cases, head straps, games) is echoed by 1 of 19; every other
 property key given by ten or more products by half or more ("Special Feature" 56 of 110, "Connectivity
 Technology" 86 of 116, "Material" 61 of 74)."""
@@ -102,7 +102,7 @@ REJECTIONS: tuple[str, ...] = (
 )
 """Why a value is not a core term, in the order they are judged (the first that applies is counted).
 ``default_value``: the audience nearly all the key's products give (:meth:`DescriptorModel.default`).
-``unechoed_key``: a property key the products' own words rarely repeat (:meth:`DescriptorModel.unechoed`).
+``unechoed_key``: a property key the products' own words rarely repeat (:data:`MIN_ECHO_SHARE`).
 ``not_a_colour``: a colour field that names another attribute (:meth:`DescriptorModel.not_a_colour`).
 ``category_not_platform``: a node of the product's category path that the domain's text does not use as
 a platform (:data:`~pqb.builders.kinds.CATEGORY_KEY`)."""
