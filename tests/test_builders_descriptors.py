@@ -572,6 +572,11 @@ def test_a_property_key_the_products_own_words_rarely_repeat_is_a_form_default()
                         "hand orientation": "ok"}  # fmt: skip
     report = rejection_report((c, model.judge(c)) for cands in products for c in cands)
     assert report["by_kind"]["unechoed_key"] == 10
+    # a product counts once per key, echoing when any of its values there is echoed (the unkeyed feature
+    # lines share one key): the key's share is 10 of 10 here, whichever line comes last
+    lines = [[Candidate("Feature 1", "feature", "Backlit", True), Candidate("Feature 2", "feature", "Wireless", False)]
+             for _ in range(10)]  # fmt: skip
+    assert DescriptorModel.learn(lines, counter).unechoed_keys == frozenset()
 
 
 def test_a_colour_field_that_names_another_attribute_is_not_a_colour() -> None:

@@ -737,13 +737,18 @@ def _audience_defaults(products: Sequence[Sequence[Candidate]]) -> frozenset[tup
 
 def _unechoed_keys(products: Sequence[Sequence[Candidate]]) -> frozenset[str]:
     """The property keys (:data:`ECHO_KINDS`) given by at least :data:`MIN_KEY_PRODUCTS` products whose
-    value fewer than :data:`MIN_ECHO_SHARE` of them repeat in their own words (``echo``)."""
+    value fewer than :data:`MIN_ECHO_SHARE` of them repeat in their own words (``echo``). A product counts
+    once per key, as echoing when any of its values under the key is echoed (the unkeyed feature lines
+    all share one key)."""
     given: Counter[str] = Counter()
     echoed: Counter[str] = Counter()
     for cands in products:
-        for c in {c.key: c for c in cands if key_kind(c.key) in ECHO_KINDS}.values():
-            given[c.key] += 1
-            echoed[c.key] += c.echo
+        echoes: dict[str, bool] = {}
+        for c in cands:
+            if key_kind(c.key) in ECHO_KINDS:
+                echoes[c.key] = echoes.get(c.key, False) or c.echo
+        given.update(echoes.keys())
+        echoed.update(k for k, e in echoes.items() if e)
     return frozenset(k for k, n in given.items() if n >= MIN_KEY_PRODUCTS and echoed[k] < MIN_ECHO_SHARE * n)
 
 
